@@ -1,0 +1,28 @@
+# Two commands: `make bench` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Tools the test suite drives for real (rsync, iproute2 for later features).
+TEST_PACKAGES := rsync iproute2
+
+.PHONY: setup sysdeps bench test clean
+
+sysdeps:
+	@sh scripts/ensure-system-deps.sh
+
+$(BIN)/sshbench: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+setup: sysdeps $(BIN)/sshbench
+
+bench: setup
+	$(BIN)/sshbench run
+
+test: setup
+	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

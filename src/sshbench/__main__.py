@@ -1,0 +1,3 @@
+from sshbench.cli import main
+
+raise SystemExit(main())

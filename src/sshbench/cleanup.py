@@ -1,0 +1,218 @@
+"""Leave nothing behind: process trees, temp dirs, and records that let the next run clean up after kill -9.
+
+Every resource a run starts is registered in a `Cleanup` stack (undone in reverse order on normal exit,
+Ctrl-C and SIGTERM) and, for what would outlive a `kill -9` (a daemon in its own session, a temp dir),
+described in a JSON record in the runtime dir. The next run reads the records whose owner is dead and
+removes what they describe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sshbench.errors import Interrupted
+
+TEMP_PREFIX = "sshbench-"
+
+
+def runtime_dir() -> Path:
+    """Where run records live: $SSHBENCH_RUNTIME_DIR, else $XDG_RUNTIME_DIR/sshbench, else /tmp/sshbench-runtime-UID."""
+    if env := os.environ.get("SSHBENCH_RUNTIME_DIR"):
+        path = Path(env)
+    elif xdg := os.environ.get("XDG_RUNTIME_DIR"):
+        path = Path(xdg) / "sshbench"
+    else:
+        path = Path(tempfile.gettempdir()) / f"sshbench-runtime-{os.getuid()}"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def process_start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat): with the pid,
+    it identifies a process even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def descendants(pid: int) -> list[int]:
+    children = _children_map()
+    out, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def kill_tree(pid: int, timeout_s: float = 5.0) -> None:
+    """SIGTERM a process and all its descendants (sshd's session children call setsid, so a process
+    group kill would miss them), then SIGKILL whatever is still there after `timeout_s`."""
+    pids = [pid, *descendants(pid)]
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    remaining = list(pids)
+    while remaining and time.monotonic() < deadline:
+        remaining = [p for p in remaining if _alive(p)]
+        if remaining:
+            time.sleep(0.02)  # bounded poll: a killed process needs its parent to reap it
+    for p in remaining:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie. Reaps it if it is our own child."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@dataclass
+class RunRecord:
+    """What a kill -9'd run would leave behind, written before it is created."""
+
+    owner_pid: int
+    owner_start: int | None
+    processes: list[tuple[int, int | None]] = field(default_factory=list)  # (pid, start time)
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return runtime_dir() / f"run-{self.owner_pid}.json"
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.__dict__))
+        tmp.replace(self.path)
+
+    def remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def clean_leftovers() -> list[str]:
+    """Remove what runs that died without cleaning up (kill -9, power loss) left behind.
+
+    Returns a description of what was removed, for a one-line notice.
+    """
+    removed: list[str] = []
+    for record_path in sorted(runtime_dir().glob("run-*.json")):
+        try:
+            data = json.loads(record_path.read_text())
+            record = RunRecord(**data)
+        except (OSError, ValueError, TypeError):
+            with contextlib.suppress(OSError):
+                record_path.unlink()
+            continue
+        if process_start_time(record.owner_pid) == record.owner_start and _alive(record.owner_pid):
+            continue  # that run is still going
+        for pid, start in record.processes:
+            if start is not None and process_start_time(pid) == start:
+                kill_tree(pid)
+                removed.append(f"process {pid}")
+        for path in record.paths:
+            if Path(path).exists() and Path(path).name.startswith(TEMP_PREFIX):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+        with contextlib.suppress(OSError):
+            record_path.unlink()
+    return removed
+
+
+class Cleanup:
+    """A stack of undo actions plus the on-disk record that mirrors it."""
+
+    def __init__(self) -> None:
+        self._actions: list[Callable[[], None]] = []
+        self.record = RunRecord(owner_pid=os.getpid(), owner_start=process_start_time(os.getpid()))
+
+    def make_temp_dir(self, prefer_shm: bool = False, min_free_bytes: int = 0) -> Path:
+        """A private (0700) temp dir, on /dev/shm when asked and it has room (payloads stay off disk)."""
+        base = None
+        if prefer_shm and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+            if shutil.disk_usage("/dev/shm").free >= min_free_bytes:
+                base = "/dev/shm"
+        path = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=base))
+        self.record.paths.append(str(path))
+        self.record.save()
+        self.push(lambda: shutil.rmtree(path, ignore_errors=True))
+        return path
+
+    def track_process(self, pid: int) -> None:
+        self.record.processes.append((pid, process_start_time(pid)))
+        self.record.save()
+        self.push(lambda: kill_tree(pid))
+
+    def push(self, action: Callable[[], None]) -> None:
+        self._actions.append(action)
+
+    def close(self) -> None:
+        # Signals during cleanup must not leave it half done.
+        with deferred_signals():
+            while self._actions:
+                action = self._actions.pop()
+                with contextlib.suppress(Exception):
+                    action()
+            self.record.remove()
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _raise_interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """Turn SIGTERM (and SIGHUP) into an exception, as Python already does for SIGINT, so that every
+    `finally` runs."""
+    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)

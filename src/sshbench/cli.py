@@ -1,0 +1,171 @@
+"""Command line: `sshbench run [HOST]` and `sshbench algorithms [HOST]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sshbench import __version__
+from sshbench.cleanup import Cleanup, clean_leftovers, signals_raise
+from sshbench.errors import Interrupted, SshbenchError, UsageError
+from sshbench.results import Trial
+from sshbench.runner import RunResult, Runner, RunSettings
+from sshbench.units import parse_size
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other usage error
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, "
+                                                 "and what it costs in CPU.")
+    parser.add_argument("--version", action="version", version=f"sshbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="benchmark a target (default: a private sshd on 127.0.0.1)")
+    run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
+    run.add_argument("--ciphers", help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' "
+                                       "(default: all both ends support)")
+    run.add_argument("--macs", help="as --ciphers (default: the MAC a default connection negotiates; all with --full)")
+    run.add_argument("--kex", help="as --ciphers (default: the kex a default connection negotiates)")
+    run.add_argument("--full", action="store_true", help="the whole cipher x MAC matrix")
+    run.add_argument("--size", type=parse_size, help="fixed payload size, e.g. 64M (default: adaptive per combination)")
+    run.add_argument("--seconds", type=float, default=1.0,
+                     help="adaptive sizing: aim for a data phase this long (default 1.0)")
+    run.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
+                     help="adaptive sizing never goes above this (default 1G)")
+    run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
+    run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
+    run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
+    run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
+    run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
+    run.add_argument("--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)")
+    run.add_argument("-v", "--verbose", action="store_true", help="a line per trial")
+
+    algs = sub.add_parser("algorithms", help="list what the client and the server support")
+    algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
+    algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
+    algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    return parser
+
+
+def _trial_line(index: int, total: int, trial: Trial) -> str:
+    rate = f"{trial.mib_s:.1f} MiB/s" if trial.mib_s else (f"{trial.wall_s * 1000:.0f} ms" if trial.wall_s else "")
+    state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
+    what = "warm-up" if trial.warmup else f"run {trial.repetition + 1}"
+    return f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.report import json_export, table
+
+    settings = RunSettings(
+        host=args.host, ciphers=args.ciphers, macs=args.macs, kex=args.kex, full=args.full, size=args.size,
+        seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,
+        trial_timeout_s=args.trial_timeout, sshd=args.sshd, ssh_config=args.ssh_config,
+    )
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True)
+    task = progress.add_task("trials", total=None)
+
+    def on_plan(total: int) -> None:
+        progress.update(task, total=total)
+
+    def on_trial(index: int, total: int, trial: Trial) -> None:
+        progress.update(task, completed=index, description=trial.combination.label[:40])
+        if args.verbose:
+            progress.console.print(_trial_line(index, total, trial), markup=False, highlight=False)
+        if not trial.valid and not args.verbose:
+            progress.console.print(f"[yellow]invalid trial[/] {trial.combination.label}: {trial.invalid_reason}",
+                                   highlight=False)
+
+    runner = Runner(settings, on_trial=on_trial, on_plan=on_plan)
+    with progress:
+        result: RunResult = runner.run()
+    for notice in result.notices:
+        err.print(f"sshbench: {notice}", highlight=False)
+    if result.trials or result.environment:
+        table.print_report(result, out)
+    if args.json:
+        try:
+            json_export.write(result, args.json)
+            err.print(f"sshbench: wrote {args.json}", highlight=False)
+        except SshbenchError as e:
+            err.print(f"sshbench: error: {e}", highlight=False, markup=False)
+            return result.exit_code or 1
+    if result.error:
+        measured = sum(1 for t in result.trials if not t.warmup)
+        kept = f" ({measured} measured trials kept above)" if measured and "kept" not in result.error else ""
+        err.print(f"sshbench: error: {result.error}{kept}", highlight=False, markup=False)
+    return result.exit_code
+
+
+def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.targets import make_target
+
+    removed = clean_leftovers()
+    if removed:
+        err.print(f"sshbench: removed leftovers of an earlier killed run: {', '.join(removed)}", highlight=False)
+    cleanup = Cleanup()
+    try:
+        with signals_raise():
+            target = make_target(args.host, sshd=args.sshd, ssh_config=args.ssh_config)
+            target.start(cleanup)
+            client, server = target.client_algorithms(), target.server_algorithms()
+    finally:
+        cleanup.close()
+    table = Table(title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
+                  title_justify="left")
+    for col in ("kind", "algorithm", "client", "server", "note"):
+        table.add_column(col)
+    for kind in ("cipher", "mac", "kex"):
+        names = list(dict.fromkeys(client.supported(kind) + server.supported(kind)))
+        for name in names:
+            notes = []
+            if kind == "cipher" and name in client.aead_ciphers:
+                notes.append("AEAD (no separate MAC)")
+            if name in client.defaults(kind):
+                notes.append("client default")
+            table.add_row(kind, name, "yes" if name in client.supported(kind) else "-",
+                          "yes" if name in server.supported(kind) else "-", ", ".join(notes))
+    out.print(table)
+    out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
+    return 0
+
+
+def client_label() -> str:
+    from sshbench.environment import collect
+
+    return str(collect().get("client_ssh_version"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    # Not a terminal (a file, CI): wide enough that the results table is not folded.
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)
+    err = Console(stderr=True, highlight=False)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "run":
+            return cmd_run(args, out, err)
+        return cmd_algorithms(args, out, err)
+    except SshbenchError as e:
+        err.print(f"sshbench: error: {e}", markup=False, highlight=False)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("sshbench: interrupted", highlight=False)
+        return 130
+    except Interrupted as e:
+        err.print(f"sshbench: interrupted by signal {e.signum}", highlight=False)
+        return 128 + e.signum
+
+
+if __name__ == "__main__":
+    sys.exit(main())

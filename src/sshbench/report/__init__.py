@@ -1,0 +1,1 @@
+"""Report formats, one module each: the terminal table and the JSON export."""

@@ -1,0 +1,109 @@
+"""The records a run produces: what was asked (Combination), what happened (Trial), and per-run context.
+
+Plain dataclasses with stable field names: the JSON export and later the results store are
+written from them (docs/results-json.md documents the names).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from sshbench.units import MIB
+
+IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
+NO_COMPRESSION = "none"
+
+
+@dataclass(frozen=True, order=True)
+class Combination:
+    """One cell of the matrix: the algorithms and the way the data moves."""
+
+    cipher: str
+    mac: str  # IMPLICIT_MAC for AEAD ciphers
+    kex: str
+    compression: str = NO_COMPRESSION  # requested: "none" or "zlib@openssh.com"
+    tool: str = "pipe"
+    direction: str = "up"
+
+    @property
+    def label(self) -> str:
+        mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
+        return f"{self.cipher}{mac}"
+
+
+@dataclass
+class Negotiated:
+    """What ssh -v says was negotiated (client->server direction)."""
+
+    cipher: str | None = None
+    mac: str | None = None
+    kex: str | None = None
+    compression: str | None = None
+
+
+@dataclass
+class Trial:
+    """One ssh connection: a transfer of `payload_bytes`, or a handshake (`kind == "handshake"`)."""
+
+    combination: Combination
+    kind: str  # "transfer" or "handshake"
+    repetition: int  # 0-based; warm-up trials have warmup=True
+    warmup: bool
+    payload_bytes: int
+    started_at: float  # unix time
+    exit_status: int | None = None
+    valid: bool = False
+    invalid_reason: str | None = None
+    negotiated: Negotiated = field(default_factory=Negotiated)
+    wall_s: float | None = None
+    # The data phase alone; see README "How throughput is measured".
+    data_s: float | None = None
+    data_clock: str | None = None  # "server-reader" or "wall-minus-handshake"
+    ssh_reported_s: float | None = None  # ssh's own "Transferred ... in T seconds" (1 decimal)
+    wall_minus_handshake_s: float | None = None  # cross-check of data_s
+    received_bytes_at_sink: int | None = None
+    sent_bytes: int | None = None  # SSH packet bytes, from ssh's Transferred line
+    received_bytes: int | None = None
+    client_cpu_s: float | None = None  # user+sys of the ssh process, whole connection
+    server_cpu_s: float | None = None  # user+sys of the sshd session process during the data phase
+    server_sink_cpu_s: float | None = None  # the server-side reader (dd) itself
+    remote_version: str | None = None
+
+    @property
+    def mib_s(self) -> float | None:
+        if self.kind != "transfer" or not self.data_s or self.data_s <= 0:
+            return None
+        return self.payload_bytes / MIB / self.data_s
+
+    def to_json(self) -> dict:
+        combo = self.combination
+        data = {
+            "kind": self.kind,
+            "cipher": combo.cipher,
+            "mac": combo.mac,
+            "kex": combo.kex,
+            "compression": combo.compression,
+            "tool": combo.tool,
+            "direction": combo.direction,
+            "negotiated": asdict(self.negotiated),
+            "valid": self.valid,
+            "invalid_reason": self.invalid_reason,
+            "repetition": self.repetition,
+            "warmup": self.warmup,
+            "payload_bytes": self.payload_bytes,
+            "started_at": self.started_at,
+            "exit_status": self.exit_status,
+            "wall_s": self.wall_s,
+            "data_s": self.data_s,
+            "data_clock": self.data_clock,
+            "mib_s": self.mib_s,
+            "ssh_reported_s": self.ssh_reported_s,
+            "wall_minus_handshake_s": self.wall_minus_handshake_s,
+            "received_bytes_at_sink": self.received_bytes_at_sink,
+            "sent_bytes": self.sent_bytes,
+            "received_bytes": self.received_bytes,
+            "client_cpu_s": self.client_cpu_s,
+            "server_cpu_s": self.server_cpu_s,
+            "server_sink_cpu_s": self.server_sink_cpu_s,
+        }
+        return data

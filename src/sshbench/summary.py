@@ -1,0 +1,142 @@
+"""Statistics over trials: pure functions, no I/O (tested in tests/test_summary.py)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sshbench.results import Combination, Trial
+from sshbench.units import GIB
+
+# Above this coefficient of variation the spread is called out (as hyperfine warns on outliers).
+WIDE_SPREAD_CV = 0.10
+
+
+@dataclass
+class Summary:
+    combination: Combination
+    valid_trials: int
+    invalid_trials: int
+    payload_bytes: int
+    median_mib_s: float | None
+    min_mib_s: float | None
+    max_mib_s: float | None
+    q1_mib_s: float | None
+    q3_mib_s: float | None
+    iqr_mib_s: float | None
+    cv: float | None  # stdev / mean of MiB/s
+    relative_to_fastest: float | None  # fastest median / this median: 1.0 is the fastest, 2.0 takes twice as long
+    client_cpu_s_per_gib: float | None
+    server_cpu_s_per_gib: float | None
+    median_data_s: float | None
+    median_wall_s: float | None
+    wide_spread: bool
+
+    def to_json(self) -> dict:
+        c = self.combination
+        return {
+            "cipher": c.cipher, "mac": c.mac, "kex": c.kex, "compression": c.compression,
+            "tool": c.tool, "direction": c.direction,
+            **{k: getattr(self, k) for k in (
+                "valid_trials", "invalid_trials", "payload_bytes", "median_mib_s", "min_mib_s", "max_mib_s",
+                "q1_mib_s", "q3_mib_s", "iqr_mib_s", "cv", "relative_to_fastest", "client_cpu_s_per_gib",
+                "server_cpu_s_per_gib", "median_data_s", "median_wall_s", "wide_spread")},
+        }
+
+
+@dataclass
+class HandshakeSummary:
+    kex: str
+    valid_trials: int
+    median_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    client_cpu_ms: float | None
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """First and third quartile (inclusive method; the values themselves for n < 2)."""
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def coefficient_of_variation(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean > 0 else None
+
+
+def _median_or_none(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _cpu_per_gib(trials: list[Trial], attr: str) -> float | None:
+    pairs = [(getattr(t, attr), t.payload_bytes) for t in trials if getattr(t, attr) is not None]
+    if not pairs:
+        return None
+    # Per-trial seconds per GiB, then the median: robust to one noisy trial.
+    return statistics.median(cpu / (n / GIB) for cpu, n in pairs if n > 0)
+
+
+def summarise_transfers(trials: list[Trial]) -> list[Summary]:
+    """One Summary per combination from the measured (non-warm-up) transfer trials, fastest first."""
+    groups: dict[Combination, list[Trial]] = defaultdict(list)
+    for t in trials:
+        if t.kind == "transfer" and not t.warmup:
+            groups[t.combination].append(t)
+    summaries = []
+    for combo, group in groups.items():
+        valid = [t for t in group if t.valid and t.mib_s is not None]
+        rates = sorted(t.mib_s for t in valid)  # type: ignore[misc]
+        if rates:
+            q1, q3 = quartiles(rates)
+            cv = coefficient_of_variation(rates)
+            summaries.append(Summary(
+                combination=combo, valid_trials=len(valid), invalid_trials=len(group) - len(valid),
+                payload_bytes=max(t.payload_bytes for t in valid),
+                median_mib_s=statistics.median(rates), min_mib_s=rates[0], max_mib_s=rates[-1],
+                q1_mib_s=q1, q3_mib_s=q3, iqr_mib_s=q3 - q1, cv=cv, relative_to_fastest=None,
+                client_cpu_s_per_gib=_cpu_per_gib(valid, "client_cpu_s"),
+                server_cpu_s_per_gib=_cpu_per_gib(valid, "server_cpu_s"),
+                median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
+                median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
+                wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
+            ))
+        else:
+            summaries.append(Summary(
+                combination=combo, valid_trials=0, invalid_trials=len(group), payload_bytes=group[0].payload_bytes,
+                median_mib_s=None, min_mib_s=None, max_mib_s=None, q1_mib_s=None, q3_mib_s=None,
+                iqr_mib_s=None, cv=None, relative_to_fastest=None, client_cpu_s_per_gib=None,
+                server_cpu_s_per_gib=None, median_data_s=None, median_wall_s=None, wide_spread=False,
+            ))
+    fastest = max((s.median_mib_s for s in summaries if s.median_mib_s), default=None)
+    for s in summaries:
+        if fastest and s.median_mib_s:
+            s.relative_to_fastest = fastest / s.median_mib_s
+    summaries.sort(key=lambda s: (s.median_mib_s is None, -(s.median_mib_s or 0.0), s.combination))
+    return summaries
+
+
+def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
+    groups: dict[str, list[Trial]] = defaultdict(list)
+    for t in trials:
+        if t.kind == "handshake" and not t.warmup:
+            groups[t.combination.kex].append(t)
+    out = []
+    for kex, group in groups.items():
+        walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
+        cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
+        out.append(HandshakeSummary(
+            kex=kex, valid_trials=len(walls), median_ms=_median_or_none(walls),
+            min_ms=walls[0] if walls else None, max_ms=walls[-1] if walls else None,
+            client_cpu_ms=_median_or_none(cpus),
+        ))
+    out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
+    return out

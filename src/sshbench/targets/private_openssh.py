@@ -1,0 +1,296 @@
+"""The default target: a private OpenSSH sshd on 127.0.0.1 that sshbench starts and stops itself.
+
+No root needed, no user accounts, nothing in ~/.ssh read or written: throwaway ed25519 keys, an
+authorized_keys and a known_hosts in a private 0700 temp dir, and an `ssh -F /dev/null` client.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G
+from sshbench.cleanup import Cleanup
+from sshbench.errors import RunError
+from sshbench.sshlog import explain_failure, parse_peer_kexinit, parse_ssh_log
+from sshbench.targets.base import Target, probe
+
+SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
+INSTALL_HINT = "install it: apt-get install openssh-server (or pass --sshd PATH)"
+READY_TIMEOUT_S = 15.0
+
+# Options that only some sshd versions know: dropped when `sshd -t` rejects them.
+OPTIONAL_OPTIONS = {
+    "PerSourcePenalties": "no",  # 9.8+: would throttle a benchmark's many connections
+    "PermitUserRC": "no",  # never run the user's ~/.ssh/rc
+}
+
+
+def find_sshd(explicit: str | None) -> str:
+    if explicit:
+        path = shutil.which(explicit) if "/" not in explicit else explicit
+        if not path or not os.access(path, os.X_OK):
+            raise RunError(f"sshd not found at {explicit}; {INSTALL_HINT}")
+        return os.path.abspath(path)  # sshd re-exec needs an absolute path
+    for candidate in SSHD_CANDIDATES:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("sshd")
+    if found:
+        return os.path.abspath(found)
+    raise RunError(f"sshd not found; {INSTALL_HINT}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PrivateOpenSSH(Target):
+    kind = "private-openssh"
+
+    def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
+        self.sshd_path = find_sshd(sshd)
+        self.ssh = ssh
+        self.env = env  # e.g. OPENSSL_ia32cap for both ends, later
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.port = 0
+        self.dir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log: deque[str] = deque(maxlen=200)
+        self._listening = threading.Event()
+        self._drain_done = threading.Event()
+        self._client: ClientAlgorithms | None = None
+        self._server: ServerAlgorithms | None = None
+        self.label = "private sshd on 127.0.0.1"
+
+    # --- set-up -------------------------------------------------------------------------------
+
+    def start(self, cleanup: Cleanup) -> None:
+        self._client = client_algorithms(self.ssh, ["-F", "/dev/null"])
+        self.dir = cleanup.make_temp_dir()
+        self._make_keys()
+        if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
+            # sshd as root insists on its privilege-separation dir (the system service makes it).
+            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        last_error = ""
+        for _attempt in range(5):  # another process may grab the free port before sshd binds it
+            self.port = _free_port()
+            config = self._write_config()
+            self._server = self._server_lists(config)
+            try:
+                self._launch(config, cleanup)
+                break
+            except _PortTaken as err:
+                last_error = str(err)
+        else:
+            raise RunError(f"private sshd could not bind a port: {last_error}")
+        self.label = f"private sshd 127.0.0.1:{self.port}"
+        host_key = (self.dir / "host_key.pub").read_text().split()
+        (self.dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_key[0]} {host_key[1]}\n")
+        status, log = probe(self.ssh, self.client_options(), self.destination())
+        if status != 0:
+            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            raise RunError(f"private sshd started but a login failed: {reason}; sshd said: {self.last_log_line()}")
+        parsed = parse_ssh_log(log)
+        self.server_version = parsed.remote_version
+        kexinit = parse_peer_kexinit(log)
+        if kexinit is not None:
+            self._server.strict_kex = kexinit.strict_kex
+
+    def _make_keys(self) -> None:
+        assert self.dir is not None
+        for name in ("host_key", "client_key"):
+            try:
+                subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"sshbench-{name}",
+                                "-f", str(self.dir / name)], check=True, capture_output=True, timeout=30)
+            except FileNotFoundError:
+                raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
+            except subprocess.CalledProcessError as err:
+                raise RunError(f"ssh-keygen failed: {err.stderr.decode(errors='replace').strip()}") from None
+        shutil.copy(self.dir / "client_key.pub", self.dir / "authorized_keys")
+        os.chmod(self.dir / "authorized_keys", 0o600)
+
+    def _config_lines(self, extra: dict[str, str]) -> list[str]:
+        assert self.dir is not None and self._client is not None
+        c = self._client
+        lines = {
+            "ListenAddress": "127.0.0.1",
+            "Port": str(self.port),
+            "PidFile": "none",  # the compiled default would clobber the system's /run/sshd.pid
+            "HostKey": str(self.dir / "host_key"),
+            "AuthorizedKeysFile": str(self.dir / "authorized_keys"),
+            "AllowUsers": self.user,
+            "PermitRootLogin": "prohibit-password",
+            "PubkeyAuthentication": "yes",
+            "PasswordAuthentication": "no",
+            "KbdInteractiveAuthentication": "no",
+            "UsePAM": "no",
+            "StrictModes": "no",  # keys live under /tmp, which fails sshd's ownership checks
+            "PermitUserEnvironment": "no",
+            "X11Forwarding": "no",
+            "AllowAgentForwarding": "no",
+            "PrintMotd": "no",
+            "PrintLastLog": "no",
+            "UseDNS": "no",
+            "MaxStartups": "1000",
+            "MaxSessions": "100",
+            "LoginGraceTime": "30",
+            "Compression": "yes",
+            "Subsystem": "sftp internal-sftp",
+            "LogLevel": "INFO",
+            # Everything the client can speak; the server's own lists then come from `sshd -T`.
+            "Ciphers": ",".join(c.ciphers),
+            "MACs": ",".join(c.macs),
+            "KexAlgorithms": ",".join(c.kex),
+        }
+        lines.update(extra)
+        return [f"{k} {v}" for k, v in lines.items()]
+
+    def _write_config(self) -> Path:
+        """Write a config sshd accepts: drop optional options it does not know, and algorithms it lacks."""
+        assert self.dir is not None and self._client is not None
+        path = self.dir / "sshd_config"
+        extra = dict(OPTIONAL_OPTIONS)
+        for _ in range(len(OPTIONAL_OPTIONS) + 4):
+            path.write_text("\n".join(self._config_lines(extra)) + "\n")
+            check = self._sshd_run(["-t", "-f", str(path)])
+            if check.returncode == 0:
+                return path
+            msg = check.stderr
+            bad = re.search(r"Bad configuration option: (\S+)|Unsupported option (\S+)", msg)
+            spec = re.search(r"Bad SSH2 (cipher|mac|KexAlgorithms) spec '([^']*)'", msg, re.I)
+            if bad and (bad.group(1) or bad.group(2)) in extra:
+                extra.pop(bad.group(1) or bad.group(2))
+            elif spec:
+                self._drop_unsupported(path, extra)
+            else:
+                raise RunError(f"sshd rejects the private config: {msg.strip().splitlines()[-1] if msg.strip() else msg}")
+        raise RunError("could not write an sshd config this sshd accepts")
+
+    def _drop_unsupported(self, path: Path, extra: dict[str, str]) -> None:
+        """The client speaks something this sshd does not: keep only what sshd accepts one by one."""
+        assert self._client is not None
+        keep: dict[str, list[str]] = {}
+        for option, names in (("Ciphers", self._client.ciphers), ("MACs", self._client.macs),
+                              ("KexAlgorithms", self._client.kex)):
+            ok = []
+            for name in names:
+                path.write_text("\n".join(self._config_lines({**extra, option: name})) + "\n")
+                if self._sshd_run(["-t", "-f", str(path)]).returncode == 0:
+                    ok.append(name)
+            keep[option] = ok
+        for option, names in keep.items():
+            extra[option] = ",".join(names)
+
+    def _sshd_run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.sshd_path, *args], capture_output=True, text=True, timeout=30,
+                              env=self.env, stdin=subprocess.DEVNULL)
+
+    def _server_lists(self, config: Path) -> ServerAlgorithms:
+        out = self._sshd_run(["-T", "-f", str(config)])
+        if out.returncode != 0:
+            raise RunError(f"sshd -T failed: {out.stderr.strip()}")
+        effective = parse_ssh_G(out.stdout)
+        return ServerAlgorithms(
+            ciphers=effective.get("ciphers", "").split(","),
+            macs=effective.get("macs", "").split(","),
+            kex=effective.get("kexalgorithms", "").split(","),
+            compression=["none", "zlib@openssh.com"] if effective.get("compression") != "no" else ["none"],
+        )
+
+    def _launch(self, config: Path, cleanup: Cleanup) -> None:
+        self._listening.clear()
+        self._drain_done = threading.Event()
+        self.process = subprocess.Popen(
+            [self.sshd_path, "-D", "-e", "-f", str(config)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True,  # our Ctrl-C handling stops it, in order, not the terminal
+            env=self.env,
+        )
+        cleanup.track_process(self.process.pid)
+        threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
+        # Readiness: sshd says "Server listening on 127.0.0.1 port N." once bound (bounded wait).
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not self._listening.wait(timeout=0.05):
+            if self.process.poll() is not None:
+                self._drain_done.wait(timeout=2)
+                text = " ".join(self.log)
+                if "Address already in use" in text:
+                    raise _PortTaken(text)
+                raise RunError(f"private sshd exited at start ({self.process.returncode}): {self.last_log_line()}")
+            if time.monotonic() > deadline:
+                raise RunError(f"private sshd did not start listening within {READY_TIMEOUT_S:.0f} s: "
+                               f"{self.last_log_line()}")
+
+    def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self.log.append(line)
+            if line.startswith("Server listening on 127.0.0.1"):
+                self._listening.set()
+        self._drain_done.set()
+
+    def last_log_line(self) -> str:
+        return self.log[-1] if self.log else "(no output)"
+
+    # --- the interface ----------------------------------------------------------------------------
+
+    def client_options(self) -> list[str]:
+        assert self.dir is not None
+        return [
+            "-F", "/dev/null",  # never the user's ssh_config
+            "-p", str(self.port),
+            "-i", str(self.dir / "client_key"),
+            "-o", "IdentitiesOnly=yes",
+            "-o", "IdentityAgent=none",
+            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
+            "-o", "GlobalKnownHostsFile=/dev/null",
+            "-o", "StrictHostKeyChecking=yes",
+            "-o", "HostKeyAlgorithms=ssh-ed25519",
+            "-o", "UpdateHostKeys=no",
+            "-o", "BatchMode=yes",
+            "-o", "ControlMaster=no",
+            "-o", "ControlPath=none",
+            "-o", "ForwardAgent=no",
+            "-o", "ForwardX11=no",
+            "-o", "ConnectTimeout=10",
+        ]
+
+    def destination(self) -> list[str]:
+        return ["-l", self.user, "127.0.0.1"]
+
+    def client_algorithms(self) -> ClientAlgorithms:
+        assert self._client is not None
+        return self._client
+
+    def server_algorithms(self) -> ServerAlgorithms:
+        assert self._server is not None
+        return self._server
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def death_reason(self) -> str | None:
+        if self.process is None or self.process.poll() is None:
+            return None
+        code = self.process.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"the private sshd {how}"
+
+    def describe(self) -> dict:
+        return {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
+
+
+class _PortTaken(Exception):
+    pass

@@ -1,0 +1,78 @@
+"""A remote host, reached with the user's own ssh configuration (`user@host` or an ssh_config alias)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G, strip_kex_pseudo
+from sshbench.cleanup import Cleanup
+from sshbench.errors import RunError, UsageError
+from sshbench.sshlog import explain_failure, parse_peer_kexinit, parse_ssh_log
+from sshbench.targets.base import Target, probe
+
+
+class RemoteHost(Target):
+    kind = "remote"
+
+    def __init__(self, host: str, ssh: str = "ssh", ssh_config: str | None = None) -> None:
+        if not host or host.startswith("-"):
+            raise UsageError(f"not a host: {host!r}")
+        self.host = host
+        self.ssh = ssh
+        self.ssh_config = ssh_config
+        self.effective: dict[str, str] = {}
+        self._client: ClientAlgorithms | None = None
+        self._server: ServerAlgorithms | None = None
+        self.label = host
+
+    def _config_args(self) -> list[str]:
+        return ["-F", self.ssh_config] if self.ssh_config else []
+
+    def start(self, cleanup: Cleanup) -> None:
+        try:
+            out = subprocess.run([self.ssh, *self._config_args(), "-G", self.host], capture_output=True,
+                                 text=True, timeout=10, stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            raise RunError(f"ssh client not found ({self.ssh}); install it: apt-get install openssh-client") from None
+        if out.returncode != 0:
+            raise UsageError(f"ssh -G {self.host} failed: {out.stderr.strip() or 'no output'}")
+        self.effective = parse_ssh_G(out.stdout)
+        user, hostname, port = self.effective.get("user"), self.effective.get("hostname"), self.effective.get("port")
+        self.label = f"{self.host} ({user}@{hostname}:{port})"
+        self._client = client_algorithms(self.ssh, self._config_args(), self.host)
+        status, log = probe(self.ssh, self.client_options(), self.destination())
+        kexinit = parse_peer_kexinit(log)
+        if status != 0:
+            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            raise RunError(f"cannot use {self.host}: {reason}")
+        if kexinit is None:
+            raise RunError(f"{self.host}: the server's KEXINIT proposal was not in ssh -vv output")
+        self.server_version = parse_ssh_log(log).remote_version
+        self._server = ServerAlgorithms(
+            ciphers=[c for c in kexinit.ciphers_ctos if c in kexinit.ciphers_stoc],
+            macs=[m for m in kexinit.macs_ctos if m in kexinit.macs_stoc],
+            kex=strip_kex_pseudo(kexinit.kex),
+            compression=kexinit.compression_ctos,
+            strict_kex=kexinit.strict_kex,
+        )
+
+    def client_options(self) -> list[str]:
+        # The user's own configuration decides identity, port, proxy, known hosts; we only make it
+        # non-interactive and keep connection sharing out of the measurement.
+        return [*self._config_args(), "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none",
+                "-o", "ConnectTimeout=10"]
+
+    def destination(self) -> list[str]:
+        return [self.host]
+
+    def client_algorithms(self) -> ClientAlgorithms:
+        assert self._client is not None
+        return self._client
+
+    def server_algorithms(self) -> ServerAlgorithms:
+        assert self._server is not None
+        return self._server
+
+    def describe(self) -> dict:
+        return {**super().describe(), "host": self.host, "hostname": self.effective.get("hostname"),
+                "port": self.effective.get("port"), "user": self.effective.get("user")}
