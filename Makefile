@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # Tools the test suite drives for real (rsync, iproute2 for later features).
-TEST_PACKAGES := rsync iproute2
+TEST_PACKAGES := rsync iproute2 chromium
 
 .PHONY: setup sysdeps bench test clean
 

@@ -1,0 +1,101 @@
+"""Shared fixtures: every test gets its own runtime dir, database and cache, so tests never see
+each other's run records or results, and helpers to run the real CLI and find leftovers."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("SSHBENCH_RUNTIME_DIR", str(state / "runtime"))
+    monkeypatch.setenv("SSHBENCH_DB", str(state / "results.db"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(state / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
+    return state
+
+
+def sshbench_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "sshbench", *args]
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real command line in a subprocess (so exit codes and output are what a user sees)."""
+    return subprocess.run(sshbench_argv(*args), capture_output=True, text=True, timeout=timeout,
+                          env=os.environ.copy(), stdin=subprocess.DEVNULL)
+
+
+def start_cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(sshbench_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy(), stdin=subprocess.DEVNULL)
+
+
+def wait_for_line(stream, needle: str, timeout: float = 60) -> str:
+    """Read lines from a pipe until one contains `needle` (bounded)."""
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = stream.readline()
+        if not line:
+            break
+        seen.append(line)
+        if needle in line:
+            return line
+    raise AssertionError(f"no line containing {needle!r} within {timeout} s; got: {''.join(seen)[-2000:]}")
+
+
+def sshbench_temp_dirs() -> set[str]:
+    """sshbench's temp dirs that exist now (in /tmp and /dev/shm)."""
+    import tempfile
+
+    found = set()
+    for base in {tempfile.gettempdir(), "/dev/shm"}:
+        if os.path.isdir(base):
+            found |= {os.path.join(base, n) for n in os.listdir(base) if n.startswith("sshbench-")
+                      and not n.startswith("sshbench-runtime")}
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def sshd_pids_using(path: str) -> list[int]:
+    """sshd processes whose command line mentions `path` (our private config lives there)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if path in cmdline and "sshd" in cmdline and pid_alive(int(entry)):
+                pids.append(int(entry))
+    return pids
+
+
+def wait_until(predicate, timeout: float = 20, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)  # bounded poll of process state, not a synchronisation sleep
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,123 @@
+"""End to end against a real private sshd on loopback."""
+
+import json
+import os
+from pathlib import Path
+
+from conftest import run_cli, sshbench_temp_dirs
+from sshbench.cleanup import Cleanup
+from sshbench.results import Combination
+from sshbench.runner import Runner, RunSettings
+from sshbench.targets import PrivateOpenSSH
+from sshbench.tools.pipe import PipeTool
+from sshbench.trial import run_trial
+from sshbench.units import MIB
+
+CIPHERS = "aes128-ctr,aes128-gcm@openssh.com"
+
+
+def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path):
+    before = sshbench_temp_dirs()
+    ssh_dir = Path.home() / ".ssh"
+    ssh_dir_before = sorted(os.listdir(ssh_dir)) if ssh_dir.exists() else None
+    out = tmp_path / "r.json"
+    done = run_cli("run", "--ciphers", CIPHERS, "--size", "2M", "--runs", "2", "--warmup", "0", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "Throughput" in done.stdout and "aes128-gcm@openssh.com" in done.stdout
+    doc = json.loads(out.read_text())
+    assert set(doc) >= {"settings", "environment", "summaries", "trials"}
+    transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
+    assert len(transfers) == 4
+    for t in transfers:
+        assert t["valid"], t["invalid_reason"]
+        neg = t["negotiated"]
+        assert (neg["cipher"], neg["mac"], neg["kex"], neg["compression"]) == (
+            t["cipher"], t["mac"], t["kex"], t["compression"])
+        assert t["payload_bytes"] == 2 * MIB and t["received_bytes_at_sink"] == 2 * MIB
+        assert t["data_clock"] == "server-reader" and 0 < t["data_s"] < t["wall_s"]
+        assert t["mib_s"] > 0 and t["client_cpu_s"] > 0
+        assert t["sent_bytes"] >= 2 * MIB
+    # the server's CPU is really counted (the sshd session process decrypts 2 MiB per trial)
+    assert all(t["server_cpu_s"] is not None for t in transfers)
+    assert sum(t["server_cpu_s"] for t in transfers) > 0
+    gcm = next(t for t in transfers if t["cipher"].startswith("aes128-gcm"))
+    assert gcm["mac"] == "implicit"
+    summaries = {s["cipher"]: s for s in doc["summaries"]}
+    assert set(summaries) == {"aes128-ctr", "aes128-gcm@openssh.com"}
+    for s in summaries.values():
+        assert s["valid_trials"] == 2 and s["min_mib_s"] <= s["median_mib_s"] <= s["max_mib_s"]
+        for key in ("cipher", "mac", "kex", "median_mib_s", "min_mib_s", "max_mib_s", "cv", "relative_to_fastest"):
+            assert key in s
+    assert min(s["relative_to_fastest"] for s in summaries.values()) == 1.0
+    assert doc["handshakes"] and doc["handshakes"][0]["median_ms"] > 0
+    assert doc["environment"]["server_ssh_version"].startswith("OpenSSH")
+    # nothing left behind, nothing of the user's touched
+    assert sshbench_temp_dirs() == before
+    assert (sorted(os.listdir(ssh_dir)) if ssh_dir.exists() else None) == ssh_dir_before
+
+
+def test_adaptive_size_probes_then_sizes_each_combination(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli("run", "--ciphers", "aes128-ctr", "--seconds", "0.1", "--max-size", "8M", "--runs", "1",
+                   "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    trials = [t for t in json.loads(out.read_text())["trials"] if t["kind"] == "transfer"]
+    calibration = [t for t in trials if t["warmup"]]
+    measured = [t for t in trials if not t["warmup"]]
+    assert calibration and calibration[0]["payload_bytes"] == 8 * MIB  # the 16 MiB probe capped at --max-size
+    assert len(measured) == 1 and measured[0]["payload_bytes"] <= 8 * MIB and measured[0]["valid"]
+
+
+class _ForcedKex(PrivateOpenSSH):
+    """A client configuration that overrides the requested kex, as a user's ssh_config could."""
+
+    def client_options(self):
+        return [*super().client_options(), "-o", "KexAlgorithms=curve25519-sha256"]
+
+
+class _ShortReader(PipeTool):
+    """A server side that stops reading after 1 MiB: the byte count must catch it."""
+
+    def remote_command(self):
+        return super().remote_command().replace("bs=1048576", "bs=1048576 count=1")
+
+
+def _one_trial(target, tool, tmp_path, combo):
+    payload = tmp_path / "payload"
+    payload.write_bytes(os.urandom(2 * MIB))
+    return run_trial(ssh="ssh", target=target, tool=tool, combo=combo, kind="transfer", repetition=0, warmup=False,
+                     payload=payload, payload_bytes=2 * MIB, workdir=tmp_path, timeout_s=60)
+
+
+def test_invalid_trials_are_caught(tmp_path):
+    cleanup = Cleanup()
+    try:
+        target = _ForcedKex()
+        target.start(cleanup)
+        combo = Combination("aes128-ctr", "hmac-sha1", "sntrup761x25519-sha512")
+        mismatch = _one_trial(target, PipeTool(), tmp_path, combo)
+        assert not mismatch.valid
+        assert mismatch.invalid_reason == "negotiated kex curve25519-sha256 but sntrup761x25519-sha512 was requested"
+        short = _one_trial(target, _ShortReader(), tmp_path, Combination("aes128-ctr", "hmac-sha1", "curve25519-sha256"))
+        assert not short.valid and short.received_bytes_at_sink != 2 * MIB
+        assert short.mib_s is None or not short.valid
+    finally:
+        cleanup.close()
+    assert not target.alive()
+
+
+def test_runner_api_and_invalid_trials_never_counted(tmp_path):
+    result = Runner(RunSettings(ciphers="aes128-ctr", size=1 * MIB, runs=2, warmup=0)).run()
+    assert result.status == "complete" and result.exit_code == 0
+    (summary,) = result.summaries()
+    assert summary.valid_trials == 2
+    result.trials[0].valid = False  # a trial marked invalid drops out of the summary
+    (summary,) = result.summaries()
+    assert summary.valid_trials == 1 and summary.invalid_trials == 1
+
+
+def test_algorithms_command_lists_both_ends():
+    done = run_cli("algorithms")
+    assert done.returncode == 0, done.stderr
+    assert "chacha20-poly1305@openssh.com" in done.stdout and "AEAD" in done.stdout
+    assert "strict kex" in done.stdout

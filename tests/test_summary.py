@@ -1,0 +1,94 @@
+"""Statistics over constructed trials (pure functions)."""
+
+import pytest
+
+from sshbench.payload import LADDER, MIN_SIZE, needs_bigger_probe, size_for_rate
+from sshbench.plan import build_matrix, handshake_combinations, schedule
+from sshbench.results import IMPLICIT_MAC, Combination, Trial
+from sshbench.summary import quartiles, summarise_handshakes, summarise_transfers
+from sshbench.units import GIB, MIB
+
+
+def _trial(combo, mib_s, *, valid=True, warmup=False, size=64 * MIB, cpu=0.1, kind="transfer"):
+    t = Trial(combination=combo, kind=kind, repetition=0, warmup=warmup, payload_bytes=size, started_at=0.0)
+    t.valid = valid
+    t.data_s = size / MIB / mib_s
+    t.wall_s = t.data_s + 0.3
+    t.client_cpu_s = cpu
+    t.server_cpu_s = cpu / 2
+    return t
+
+
+FAST = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
+SLOW = Combination("3des-cbc", "hmac-sha1", "curve25519-sha256")
+
+
+def test_median_spread_and_relative_to_fastest():
+    trials = [_trial(FAST, r) for r in (800, 700, 900, 750, 850)] + [_trial(SLOW, r) for r in (20, 22, 21, 19, 23)]
+    trials.append(_trial(FAST, 5, warmup=True))  # warm-up never counted
+    trials.append(_trial(SLOW, 1000, valid=False))  # invalid never counted
+    fast, slow = summarise_transfers(trials)
+    assert fast.combination == FAST and fast.median_mib_s == pytest.approx(800)
+    assert (fast.min_mib_s, fast.max_mib_s) == (700, 900)
+    assert fast.iqr_mib_s == pytest.approx(100)
+    assert fast.relative_to_fastest == 1.0
+    assert slow.median_mib_s == pytest.approx(21)
+    assert slow.relative_to_fastest == pytest.approx(800 / 21)
+    assert slow.valid_trials == 5 and slow.invalid_trials == 1
+    assert fast.client_cpu_s_per_gib == pytest.approx(0.1 / (64 * MIB / GIB))
+    assert not fast.wide_spread
+
+
+def test_wide_spread_flagged():
+    (s,) = summarise_transfers([_trial(FAST, r) for r in (100, 400, 800)])
+    assert s.wide_spread and s.cv > 0.5
+
+
+def test_combination_with_no_valid_trial_is_listed_last():
+    trials = [_trial(FAST, 100), _trial(SLOW, 10, valid=False)]
+    summaries = summarise_transfers(trials)
+    assert [s.combination for s in summaries] == [FAST, SLOW]
+    assert summaries[1].median_mib_s is None and summaries[1].valid_trials == 0
+
+
+def test_handshake_summary():
+    trials = [_trial(FAST, 1, kind="handshake") for _ in range(3)]
+    for t, wall in zip(trials, (0.2, 0.3, 0.25)):
+        t.wall_s = wall
+    (h,) = summarise_handshakes(trials)
+    assert h.median_ms == pytest.approx(250) and h.min_ms == pytest.approx(200)
+
+
+def test_quartiles_small_inputs():
+    assert quartiles([5.0]) == (5.0, 5.0)
+    assert quartiles([1.0, 3.0]) == (1.5, 2.5)
+
+
+def test_matrix_does_not_multiply_aead_by_macs():
+    combos = build_matrix(["aes128-gcm@openssh.com", "aes128-ctr"], ["hmac-sha1", "umac-64-etm@openssh.com"],
+                          ["curve25519-sha256"], {"aes128-gcm@openssh.com"})
+    assert [(c.cipher, c.mac) for c in combos] == [
+        ("aes128-gcm@openssh.com", IMPLICIT_MAC), ("aes128-ctr", "hmac-sha1"),
+        ("aes128-ctr", "umac-64-etm@openssh.com")]
+    assert len(handshake_combinations(combos)) == 1
+
+
+def test_schedule_is_interleaved_round_robin():
+    combos = build_matrix(["a", "b"], ["m"], ["k"], set())
+    plan = schedule(combos, [], runs=3, warmup=1, calibrate=True)
+    measured = [(p.repetition, p.combination.cipher) for p in plan if not p.warmup]
+    assert measured == [(0, "a"), (0, "b"), (1, "a"), (1, "b"), (2, "a"), (2, "b")]
+    assert [p.calibration for p in plan if p.warmup] == [True, True]
+    # never the same combination twice in a row in the measured part
+    assert all(x[1] != y[1] for x, y in zip(measured, measured[1:]))
+
+
+def test_adaptive_size():
+    assert size_for_rate(800, 1.0, GIB) in (512 * MIB, GIB)
+    assert size_for_rate(20, 1.0, GIB) in (16 * MIB, 32 * MIB)
+    assert size_for_rate(5000, 1.0, 256 * MIB) == 256 * MIB
+    assert size_for_rate(0.001, 1.0, GIB) == MIN_SIZE
+    assert all(b == 2 * a for a, b in zip(LADDER, LADDER[1:]))
+    assert needs_bigger_probe(0.05, 16 * MIB, 1.0, GIB)
+    assert not needs_bigger_probe(0.5, 16 * MIB, 1.0, GIB)
+    assert not needs_bigger_probe(0.05, GIB, 1.0, GIB)
