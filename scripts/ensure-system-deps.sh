@@ -10,6 +10,7 @@ sshd_path() { for p in /usr/sbin/sshd /usr/local/sbin/sshd; do [ -x "$p" ] && re
 have ssh || missing="$missing openssh-client"
 sshd_path || missing="$missing openssh-server"
 have ssh-keygen || missing="$missing openssh-client"
+have openssl || missing="$missing openssl"  # crypto ceiling and --no-aesni check (openssl speed)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
 for pkg in ${SSHBENCH_EXTRA_PACKAGES:-}; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"

@@ -17,13 +17,25 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True)
-def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Per test: its own runtime dir, store, caches and temp spaces (so that 'nothing left behind'
+    can be checked exactly, even while other processes use /tmp and /dev/shm)."""
+    import shutil
+    import tempfile
+
     state = tmp_path_factory.mktemp("state")
+    shm = Path(tempfile.mkdtemp(prefix="sshbench-test-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+    for name in ("tmp", "disk"):
+        (state / name).mkdir()
+    monkeypatch.setenv("TMPDIR", str(state / "tmp"))
+    monkeypatch.setenv("SSHBENCH_SHM_DIR", str(shm))
+    monkeypatch.setenv("SSHBENCH_DISK_DIR", str(state / "disk"))
     monkeypatch.setenv("SSHBENCH_RUNTIME_DIR", str(state / "runtime"))
     monkeypatch.setenv("SSHBENCH_DB", str(state / "results.db"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
-    return state
+    yield state
+    shutil.rmtree(shm, ignore_errors=True)
 
 
 def sshbench_argv(*args: str) -> list[str]:
@@ -41,8 +53,8 @@ def start_cli(*args: str) -> subprocess.Popen[str]:
                             env=os.environ.copy(), stdin=subprocess.DEVNULL)
 
 
-def wait_for_line(stream, needle: str, timeout: float = 60) -> str:
-    """Read lines from a pipe until one contains `needle` (bounded)."""
+def wait_for_line(stream, needle: str, timeout: float = 60, also: str = "") -> str:
+    """Read lines from a pipe until one contains `needle` (and `also`) (bounded)."""
     deadline = time.monotonic() + timeout
     seen = []
     while time.monotonic() < deadline:
@@ -53,17 +65,15 @@ def wait_for_line(stream, needle: str, timeout: float = 60) -> str:
         if not line:
             break
         seen.append(line)
-        if needle in line:
+        if needle in line and also in line:
             return line
     raise AssertionError(f"no line containing {needle!r} within {timeout} s; got: {''.join(seen)[-2000:]}")
 
 
 def sshbench_temp_dirs() -> set[str]:
-    """sshbench's temp dirs that exist now (in /tmp and /dev/shm)."""
-    import tempfile
-
+    """sshbench's temp dirs that exist now in this test's temp spaces (see isolated_state)."""
     found = set()
-    for base in {tempfile.gettempdir(), "/dev/shm"}:
+    for base in {os.environ["TMPDIR"], os.environ["SSHBENCH_SHM_DIR"], os.environ["SSHBENCH_DISK_DIR"]}:
         if os.path.isdir(base):
             found |= {os.path.join(base, n) for n in os.listdir(base) if n.startswith("sshbench-")
                       and not n.startswith("sshbench-runtime")}

@@ -23,7 +23,7 @@ def _record() -> dict:
 def test_signal_stops_everything_and_keeps_results(signum, code):
     proc = start_cli(*LONG_RUN)
     try:
-        wait_for_line(proc.stderr, "run 1:")
+        wait_for_line(proc.stderr, "run 1:", also="transfer")
         record = _record()
         (sshd_pid, _), = record["processes"]
         paths = record["paths"]
@@ -43,7 +43,7 @@ def test_signal_stops_everything_and_keeps_results(signum, code):
 def test_kill_9_leftovers_are_cleaned_by_the_next_run():
     proc = start_cli(*LONG_RUN)
     try:
-        wait_for_line(proc.stderr, "run 1:")
+        wait_for_line(proc.stderr, "run 1:", also="transfer")
         record = _record()
         proc.kill()
         proc.wait(timeout=30)
@@ -63,7 +63,7 @@ def test_sshd_dying_mid_run_is_reported_and_results_kept(tmp_path):
     out = tmp_path / "r.json"
     proc = start_cli(*LONG_RUN, "--json", str(out))
     try:
-        wait_for_line(proc.stderr, "run 2:")
+        wait_for_line(proc.stderr, "run 2:", also="transfer")
         (sshd_pid, _), = _record()["processes"]
         os.kill(sshd_pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=60)

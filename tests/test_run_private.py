@@ -23,7 +23,7 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
     out = tmp_path / "r.json"
     done = run_cli("run", "--ciphers", CIPHERS, "--size", "2M", "--runs", "2", "--warmup", "0", "--json", str(out))
     assert done.returncode == 0, done.stderr
-    assert "Throughput" in done.stdout and "aes128-gcm@openssh.com" in done.stdout
+    assert "Throughput" in done.stdout and "aes128-gcm@openssh" in done.stdout
     doc = json.loads(out.read_text())
     assert set(doc) >= {"settings", "environment", "summaries", "trials"}
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
@@ -52,7 +52,7 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
     assert doc["handshakes"] and doc["handshakes"][0]["median_ms"] > 0
     assert doc["environment"]["server_ssh_version"].startswith("OpenSSH")
     # nothing left behind, nothing of the user's touched
-    assert sshbench_temp_dirs() == before
+    assert not sshbench_temp_dirs() - before, "a temp dir was left behind"
     assert (sorted(os.listdir(ssh_dir)) if ssh_dir.exists() else None) == ssh_dir_before
 
 
@@ -78,8 +78,8 @@ class _ForcedKex(PrivateOpenSSH):
 class _ShortReader(PipeTool):
     """A server side that stops reading after 1 MiB: the byte count must catch it."""
 
-    def remote_command(self):
-        return super().remote_command().replace("bs=1048576", "bs=1048576 count=1")
+    def remote_command(self, direction="up", files=None):
+        return super().remote_command(direction, files).replace("bs=1048576", "bs=1048576 count=1")
 
 
 def _one_trial(target, tool, tmp_path, combo):
@@ -111,7 +111,7 @@ def test_runner_api_and_invalid_trials_never_counted(tmp_path):
     assert result.status == "complete" and result.exit_code == 0
     (summary,) = result.summaries()
     assert summary.valid_trials == 2
-    result.trials[0].valid = False  # a trial marked invalid drops out of the summary
+    next(t for t in result.trials if t.kind == "transfer").valid = False  # an invalid trial drops out
     (summary,) = result.summaries()
     assert summary.valid_trials == 1 and summary.invalid_trials == 1
 

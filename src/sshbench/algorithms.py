@@ -34,6 +34,8 @@ class ClientAlgorithms:
     default_ciphers: list[str] = field(default_factory=list)
     default_macs: list[str] = field(default_factory=list)
     default_kex: list[str] = field(default_factory=list)
+    # Terrapin countermeasure: kex-strict-c-v00@openssh.com in the client's own KEXINIT; None where not seen.
+    strict_kex: bool | None = None
 
     def supported(self, kind: str) -> list[str]:
         return {"cipher": self.ciphers, "mac": self.macs, "kex": self.kex}[kind]

@@ -36,6 +36,18 @@ def runtime_dir() -> Path:
     return path
 
 
+def shm_dir() -> str:
+    """Memory-backed temp space: $SSHBENCH_SHM_DIR (tests), else /dev/shm."""
+    return os.environ.get("SSHBENCH_SHM_DIR") or "/dev/shm"
+
+
+def disk_dir() -> str | None:
+    """Disk-backed temp space for disk sinks: $SSHBENCH_DISK_DIR (tests), else /var/tmp (often not a
+    tmpfs, unlike /tmp on some systems), else the system temp dir."""
+    path = os.environ.get("SSHBENCH_DISK_DIR") or "/var/tmp"
+    return path if os.path.isdir(path) and os.access(path, os.W_OK) else None
+
+
 def process_start_time(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat): with the pid,
     it identifies a process even after the pid is reused."""
@@ -162,12 +174,14 @@ class Cleanup:
         self._actions: list[Callable[[], None]] = []
         self.record = RunRecord(owner_pid=os.getpid(), owner_start=process_start_time(os.getpid()))
 
-    def make_temp_dir(self, prefer_shm: bool = False, min_free_bytes: int = 0) -> Path:
-        """A private (0700) temp dir, on /dev/shm when asked and it has room (payloads stay off disk)."""
-        base = None
-        if prefer_shm and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
-            if shutil.disk_usage("/dev/shm").free >= min_free_bytes:
-                base = "/dev/shm"
+    def make_temp_dir(self, prefer_shm: bool = False, min_free_bytes: int = 0, base_dir: str | None = None) -> Path:
+        """A private (0700) temp dir, on /dev/shm when asked and it has room (payloads stay off disk),
+        else in `base_dir` or the system temp dir."""
+        base = base_dir
+        shm = shm_dir()
+        if prefer_shm and os.path.isdir(shm) and os.access(shm, os.W_OK):
+            if shutil.disk_usage(shm).free >= min_free_bytes:
+                base = shm
         path = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=base))
         self.record.paths.append(str(path))
         self.record.save()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from sshbench import __version__
+from sshbench import __version__, store_cli
+from sshbench.security import cli as security_cli
 from sshbench.cleanup import Cleanup, clean_leftovers, signals_raise
 from sshbench.errors import Interrupted, SshbenchError, UsageError
 from sshbench.results import Trial
@@ -42,16 +44,38 @@ def build_parser() -> argparse.ArgumentParser:
                      help="adaptive sizing never goes above this (default 1G)")
     run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
+    run.add_argument("--tool", default="pipe",
+                     help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)")
+    run.add_argument("--direction", default="up", choices=["up", "down", "both"],
+                     help="up: client to server; down: server to client (default up)")
+    run.add_argument("-R", "--reverse", action="store_true", help="same as --direction down (as iperf3 -R)")
+    run.add_argument("--sink", default="null", help="comma list: null (/dev/null), tmpfs, disk (default null)")
+    run.add_argument("--payload", default="random", help="comma list: random, zero, text (default random)")
+    run.add_argument("--file", metavar="PATH", help="send this file instead (never modified; its size is the size)")
+    run.add_argument("--compression", default="off", choices=["off", "on", "both"],
+                     help="ssh compression (zlib@openssh.com): off, on, or both swept (default off)")
+    verify = run.add_mutually_exclusive_group()
+    verify.add_argument("--verify", dest="verify", action="store_true", default=None,
+                        help="compare the SHA-256 of what arrived with the payload's (default: on for file sinks)")
+    verify.add_argument("--no-verify", dest="verify", action="store_false", help="never compute checksums")
     run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
     run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
     run.add_argument("--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)")
     run.add_argument("-v", "--verbose", action="store_true", help="a line per trial")
+    run.add_argument("--no-aesni", action="store_true",
+                     help="mask AES-NI (OPENSSL_ia32cap) for ssh and the private sshd, verified before any trial")
+    run.add_argument("--no-baselines", action="store_true",
+                     help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)")
+    store_cli.add_run_arguments(run)  # --db, --resume
 
     algs = sub.add_parser("algorithms", help="list what the client and the server support")
     algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    security_cli.add_algorithms_arguments(algs)  # --db
+    store_cli.add_commands(sub)  # runs, report, compare, export, import
+    security_cli.add_commands(sub)  # recommend, audit
     return parser
 
 
@@ -65,10 +89,15 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.report import json_export, table
 
-    settings = RunSettings(
+    # The results store: opened (and --resume checked) before anything is measured.
+    recorder = store_cli.RunRecorder(args, defaults=build_parser().parse_args(["run"]))
+    settings = recorder.settings or RunSettings(
         host=args.host, ciphers=args.ciphers, macs=args.macs, kex=args.kex, full=args.full, size=args.size,
         seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,
         trial_timeout_s=args.trial_timeout, sshd=args.sshd, ssh_config=args.ssh_config,
+        tool=args.tool, direction="down" if args.reverse else args.direction, sink=args.sink, payload=args.payload,
+        file=args.file, compression=args.compression, verify=args.verify,
+        no_aesni=args.no_aesni, baselines=not args.no_baselines,
     )
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True)
@@ -76,8 +105,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def on_plan(total: int) -> None:
         progress.update(task, total=total)
+        recorder.on_plan(runner.result)
 
     def on_trial(index: int, total: int, trial: Trial) -> None:
+        recorder.on_trial(runner.result, trial)  # committed before anything else can go wrong
         progress.update(task, completed=index, description=trial.combination.label[:40])
         if args.verbose:
             progress.console.print(_trial_line(index, total, trial), markup=False, highlight=False)
@@ -85,9 +116,11 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             progress.console.print(f"[yellow]invalid trial[/] {trial.combination.label}: {trial.invalid_reason}",
                                    highlight=False)
 
-    runner = Runner(settings, on_trial=on_trial, on_plan=on_plan)
+    runner = Runner(settings, on_trial=on_trial, on_plan=on_plan, resume_from=recorder.resume_from)
+    recorder.started(runner.result)
     with progress:
         result: RunResult = runner.run()
+    stored = recorder.finished(result, err)
     for notice in result.notices:
         err.print(f"sshbench: {notice}", highlight=False)
     if result.trials or result.environment:
@@ -103,7 +136,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         measured = sum(1 for t in result.trials if not t.warmup)
         kept = f" ({measured} measured trials kept above)" if measured and "kept" not in result.error else ""
         err.print(f"sshbench: error: {result.error}{kept}", highlight=False, markup=False)
-    return result.exit_code
+    return result.exit_code or (0 if stored else 1)
 
 
 def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -122,8 +155,9 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
         cleanup.close()
     table = Table(title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
                   title_justify="left")
-    for col in ("kind", "algorithm", "client", "server", "note"):
+    for col in ("kind", "algorithm", "client", "server", "note", "verdict", "reason"):
         table.add_column(col)
+    negotiated_strict = security_cli.terrapin.StrictKex(client.strict_kex, server.strict_kex).negotiated
     for kind in ("cipher", "mac", "kex"):
         names = list(dict.fromkeys(client.supported(kind) + server.supported(kind)))
         for name in names:
@@ -133,9 +167,11 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
             if name in client.defaults(kind):
                 notes.append("client default")
             table.add_row(kind, name, "yes" if name in client.supported(kind) else "-",
-                          "yes" if name in server.supported(kind) else "-", ", ".join(notes))
+                          "yes" if name in server.supported(kind) else "-", ", ".join(notes),
+                          *security_cli.algorithms_verdict_cells(kind, name, negotiated_strict))
     out.print(table)
     out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
+    security_cli.algorithms_footer(client, server, args.db, out)
     return 0
 
 
@@ -149,12 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     # Not a terminal (a file, CI): wide enough that the results table is not folded.
     out = Console(highlight=False)
     if not out.is_terminal:
-        out = Console(highlight=False, width=160)
-    err = Console(stderr=True, highlight=False)
+        out = Console(highlight=False, width=220)
+    # soft_wrap: an error stays one line however narrow the terminal (scripts grep for it).
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
             return cmd_run(args, out, err)
+        if args.command in store_cli.COMMANDS:
+            return store_cli.COMMANDS[args.command](args, out, err)
+        if args.command in security_cli.COMMANDS:
+            return security_cli.COMMANDS[args.command](args, out, err)
         return cmd_algorithms(args, out, err)
     except SshbenchError as e:
         err.print(f"sshbench: error: {e}", markup=False, highlight=False)
@@ -162,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("sshbench: interrupted", highlight=False)
         return 130
+    except Exception as e:  # a bug: one line (the traceback with SSHBENCH_DEBUG=1), never a stack dump
+        if os.environ.get("SSHBENCH_DEBUG"):
+            raise
+        err.print(f"sshbench: internal error: {type(e).__name__}: {e} (SSHBENCH_DEBUG=1 shows where)",
+                  markup=False, highlight=False)
+        return 1
     except Interrupted as e:
         err.print(f"sshbench: interrupted by signal {e.signum}", highlight=False)
         return 128 + e.signum

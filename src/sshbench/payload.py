@@ -6,8 +6,13 @@ Sizes come from a ladder of powers of two so that adaptive sizing (a data phase 
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import shutil
+import sysconfig
+import tarfile
+import zlib
 from pathlib import Path
 
 from sshbench.errors import RunError
@@ -35,17 +40,70 @@ def needs_bigger_probe(data_s: float | None, size: int, target_seconds: float, m
     return data_s is not None and data_s < target_seconds / 4 and size < max_size
 
 
-class PayloadStore:
-    """Files of random bytes of the sizes asked for; a smaller size is copied from a larger one."""
+PAYLOAD_KINDS = ("random", "zero", "text")
+# zero-filled data compresses ~1000:1 with zlib: any compressed figure on it flatters compression.
+FLATTERING_KINDS = {"zero"}
 
-    def __init__(self, directory: Path, kind: str = "random") -> None:
-        if kind != "random":
+
+def sha256_of(path: Path, length: int | None = None) -> str:
+    """SHA-256 of a file (or of its first `length` bytes), read in large blocks."""
+    digest = hashlib.sha256()
+    remaining = length
+    with open(path, "rb") as f:
+        while remaining is None or remaining > 0:
+            block = f.read(_CHUNK if remaining is None else min(_CHUNK, remaining))
+            if not block:
+                break
+            digest.update(block)
+            if remaining is not None:
+                remaining -= len(block)
+    return digest.hexdigest()
+
+
+def text_corpus(limit: int = 16 * MIB) -> bytes:
+    """Deterministic, compressible, realistic text: a tar of the installed Python standard library's
+    .py files (sorted, fixed metadata), as the seeds' Linux source tar but present everywhere."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path in sorted(stdlib.rglob("*.py")):
+            if buffer.tell() >= limit:
+                break
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            info = tarfile.TarInfo(str(path.relative_to(stdlib)))
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def zlib_ratio(path: Path, sample_bytes: int = 8 * MIB) -> float:
+    """Compressed / original size of the file's first `sample_bytes` at zlib level 6 (what ssh uses)."""
+    with open(path, "rb") as f:
+        sample = f.read(sample_bytes)
+    return len(zlib.compress(sample, 6)) / len(sample) if sample else 1.0
+
+
+class PayloadStore:
+    """Payload files of a kind and the sizes asked for; a smaller size is copied from a larger one.
+    A user's own file (`--file`) is used in place and never modified."""
+
+    def __init__(self, directory: Path, kind: str = "random", user_file: Path | None = None) -> None:
+        if kind not in PAYLOAD_KINDS and kind != "file":
             raise ValueError(f"unknown payload kind {kind!r}")
         self.directory = directory
         self.kind = kind
+        self.user_file = user_file
         self._files: dict[int, Path] = {}
+        self._digests: dict[Path, str] = {}
+        self._text: bytes | None = None
 
     def path_for(self, size: int) -> Path:
+        if self.kind == "file":
+            assert self.user_file is not None
+            return self.user_file
         if size in self._files:
             return self._files[size]
         free = shutil.disk_usage(self.directory).free
@@ -65,14 +123,35 @@ class PayloadStore:
         self._files[size] = path
         return path
 
-    def _generate(self, path: Path, size: int) -> None:
+    def digest(self, path: Path) -> str:
+        """SHA-256 of a payload file (cached: payloads never change during a run)."""
+        if path not in self._digests:
+            self._digests[path] = sha256_of(path)
+        return self._digests[path]
+
+    def _block(self, n: int, offset: int) -> bytes:
+        if self.kind == "zero":
+            return bytes(n)
+        if self.kind == "text":
+            if self._text is None:
+                self._text = text_corpus()
+            text = self._text
+            start = offset % len(text)
+            out = bytearray()
+            while len(out) < n:  # the corpus repeated, cut to size
+                out += text[start : start + n - len(out)]
+                start = 0
+            return bytes(out)
         # The kernel's generator: incompressible for zlib and faster here than random.randbytes.
+        return os.urandom(n)
+
+    def _generate(self, path: Path, size: int) -> None:
         with open(path, "wb") as out:
-            remaining = size
-            while remaining:
-                n = min(_CHUNK, remaining)
-                out.write(os.urandom(n))
-                remaining -= n
+            written = 0
+            while written < size:
+                n = min(_CHUNK, size - written)
+                out.write(self._block(n, written))
+                written += n
 
     @staticmethod
     def _copy_prefix(src: Path, dst: Path, size: int) -> None:

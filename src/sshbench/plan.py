@@ -6,6 +6,7 @@ load on a shared machine spreads over all combinations instead of sinking one.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
@@ -21,38 +22,54 @@ class ScheduledTrial:
 
 
 def build_matrix(ciphers: list[str], macs: list[str], kexes: list[str], aead_ciphers: set[str],
-                 compression: str = NO_COMPRESSION, tool: str = "pipe", direction: str = "up") -> list[Combination]:
-    """ciphers x MACs x kex; AEAD ciphers carry their own integrity, so they are not multiplied by MACs."""
+                 compression: str | list[str] = NO_COMPRESSION, tool: str | list[str] = "pipe",
+                 direction: str | list[str] = "up", sink: str | list[str] = "null",
+                 payload: str | list[str] = "random") -> list[Combination]:
+    """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
+    own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
+    ciphers reads together per setting."""
+    def as_list(value: str | list[str]) -> list[str]:
+        return [value] if isinstance(value, str) else list(value)
+
     combos: list[Combination] = []
-    for kex in kexes:
+    for payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
+            as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression), kexes):
         for cipher in ciphers:
             cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
             for mac in cipher_macs:
-                combo = Combination(cipher=cipher, mac=mac, kex=kex, compression=compression, tool=tool,
-                                    direction=direction)
+                combo = Combination(cipher=cipher, mac=mac, kex=kex, compression=comp, tool=tool_name,
+                                    direction=dir_name, sink=sink_name, payload=payload_kind)
                 if combo not in combos:
                     combos.append(combo)
     return combos
 
 
 def handshake_combinations(transfers: list[Combination]) -> list[Combination]:
-    """One `ssh ... (no data)` combination per kex, shaped like the first transfer that uses that kex,
-    so that its wall time can be subtracted from a transfer's as a cross-check."""
-    seen: dict[str, Combination] = {}
+    """One no-data combination per connection shape (kex, compression, tool, direction, sink), shaped
+    like the first transfer of that shape, so that its wall time can be subtracted from a transfer's:
+    the data clock of tools with no server-side clock, and the cross-check of those with one."""
+    seen: dict[tuple, Combination] = {}
     for combo in transfers:
-        seen.setdefault(combo.kex, combo)
+        seen.setdefault(combo.shape, combo)
     return list(seen.values())
 
 
 def schedule(transfers: list[Combination], handshakes: list[Combination], runs: int, warmup: int,
-             calibrate: bool) -> list[ScheduledTrial]:
-    """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes."""
+             calibrate: bool, raw_tcp: Combination | None = None) -> list[ScheduledTrial]:
+    """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes.
+    Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
+    sftp, rsync) has a handshake figure when its calibration probe needs a rate.
+    `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination."""
     plan: list[ScheduledTrial] = []
     warmup_passes = max(warmup, 1 if calibrate else 0)
     for rep in range(warmup_passes):
-        plan.extend(ScheduledTrial(c, "transfer", rep, True, calibration=calibrate and rep == 0) for c in transfers)
         plan.extend(ScheduledTrial(c, "handshake", rep, True) for c in handshakes)
+        plan.extend(ScheduledTrial(c, "transfer", rep, True, calibration=calibrate and rep == 0) for c in transfers)
+        if raw_tcp is not None:
+            plan.append(ScheduledTrial(raw_tcp, "raw-tcp", rep, True, calibration=calibrate and rep == 0))
     for rep in range(runs):
-        plan.extend(ScheduledTrial(c, "transfer", rep, False) for c in transfers)
         plan.extend(ScheduledTrial(c, "handshake", rep, False) for c in handshakes)
+        plan.extend(ScheduledTrial(c, "transfer", rep, False) for c in transfers)
+        if raw_tcp is not None:
+            plan.append(ScheduledTrial(raw_tcp, "raw-tcp", rep, False))
     return plan

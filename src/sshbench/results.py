@@ -23,12 +23,20 @@ class Combination:
     kex: str
     compression: str = NO_COMPRESSION  # requested: "none" or "zlib@openssh.com"
     tool: str = "pipe"
-    direction: str = "up"
+    direction: str = "up"  # "up": client to server; "down": server to client
+    sink: str = "null"  # where the receiver writes: "null" (/dev/null), "tmpfs", "disk"
+    payload: str = "random"  # "random", "zero", "text" or "file" (--file)
 
     @property
     def label(self) -> str:
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
         return f"{self.cipher}{mac}"
+
+    @property
+    def shape(self) -> tuple[str, str, str, str, str]:
+        """Everything but the cipher, MAC and payload content: connections of the same shape have the
+        same fixed costs (handshake, session, tool start-up), which handshake trials measure."""
+        return (self.kex, self.compression, self.tool, self.direction, self.sink)
 
 
 @dataclass
@@ -67,11 +75,15 @@ class Trial:
     client_cpu_s: float | None = None  # user+sys of the ssh process, whole connection
     server_cpu_s: float | None = None  # user+sys of the sshd session process during the data phase
     server_sink_cpu_s: float | None = None  # the server-side reader (dd) itself
+    server_cpu_scope: str | None = None  # "data-phase" (pipe, from /proc) or "connection" (listener's children)
     remote_version: str | None = None
+    verified: bool | None = None  # SHA-256 of what arrived == the payload's (None: not checked)
+    compressed_raw_bytes: int | None = None  # ssh -v "compress outgoing: raw data N, compressed M"
+    compressed_wire_bytes: int | None = None
 
     @property
     def mib_s(self) -> float | None:
-        if self.kind != "transfer" or not self.data_s or self.data_s <= 0:
+        if self.kind not in ("transfer", "raw-tcp") or not self.data_s or self.data_s <= 0:
             return None
         return self.payload_bytes / MIB / self.data_s
 
@@ -85,6 +97,8 @@ class Trial:
             "compression": combo.compression,
             "tool": combo.tool,
             "direction": combo.direction,
+            "sink": combo.sink,
+            "payload": combo.payload,
             "negotiated": asdict(self.negotiated),
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,
@@ -105,5 +119,9 @@ class Trial:
             "client_cpu_s": self.client_cpu_s,
             "server_cpu_s": self.server_cpu_s,
             "server_sink_cpu_s": self.server_sink_cpu_s,
+            "server_cpu_scope": self.server_cpu_scope,
+            "verified": self.verified,
+            "compressed_raw_bytes": self.compressed_raw_bytes,
+            "compressed_wire_bytes": self.compressed_wire_bytes,
         }
         return data

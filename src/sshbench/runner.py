@@ -6,21 +6,26 @@ already measured are returned in the RunResult so they can be reported and saved
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from sshbench import baselines as baseline_hooks
 from sshbench import environment
 from sshbench.algorithms import select, would_negotiate
-from sshbench.cleanup import Cleanup, clean_leftovers, kill_tree, signals_raise
+from sshbench.cleanup import Cleanup, clean_leftovers, disk_dir, kill_tree, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError, UsageError
-from sshbench.payload import MIN_SIZE, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate
+from sshbench.payload import (
+    FLATTERING_KINDS, MIN_SIZE, PAYLOAD_KINDS, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate, zlib_ratio,
+)
 from sshbench.plan import ScheduledTrial, build_matrix, handshake_combinations, schedule
-from sshbench.results import Combination, Trial
-from sshbench.summary import HandshakeSummary, Summary, summarise_handshakes, summarise_transfers
+from sshbench.results import NO_COMPRESSION, Combination, Trial
+from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
 from sshbench.targets import Target, make_target
-from sshbench.tools import get_tool
+from sshbench.tools import TOOLS, TransferTool, TrialFiles, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.units import GIB, format_size
 
@@ -37,11 +42,19 @@ class RunSettings:
     max_size: int = 1 * GIB
     runs: int = 5
     warmup: int = 1
-    tool: str = "pipe"
+    tool: str = "pipe"  # comma list of transfer tools (sshbench.tools)
+    direction: str = "up"  # up | down | both
+    sink: str = "null"  # comma list of null, tmpfs, disk
+    payload: str = "random"  # comma list of random, zero, text
+    file: str | None = None  # the user's own payload file (never modified); overrides payload and size
+    compression: str = "off"  # off | on | both
+    verify: bool | None = None  # SHA-256 of what arrived; None: on for file sinks
     trial_timeout_s: float = 300.0
     ssh: str = "ssh"
     sshd: str | None = None
     ssh_config: str | None = None
+    no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
+    baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
 
     def validate(self) -> None:
         if self.runs < 1:
@@ -59,6 +72,54 @@ class RunSettings:
             raise UsageError("--trial-timeout must be positive")
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
+        if self.no_aesni:
+            baseline_hooks.aesni.refuse_unless_applicable(self.host, environment.cpu_info())
+        for name in self.tools():
+            if name not in TOOLS:
+                raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}")
+        self.directions()
+        for sink in self.sinks():
+            if sink not in SINKS:
+                raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
+        for kind in self.payloads():
+            if kind not in PAYLOAD_KINDS and kind != "file":
+                raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
+        self.compressions()
+        if self.file is not None:
+            if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
+                raise UsageError(f"--file {self.file}: not a readable file")
+            if os.path.getsize(self.file) < MIN_SIZE:
+                raise UsageError(f"--file {self.file} is too small to time: at least {format_size(MIN_SIZE)}")
+
+    def tools(self) -> list[str]:
+        return _comma_list(self.tool) or ["pipe"]
+
+    def directions(self) -> list[str]:
+        # iperf3's -R (reverse) is `down`
+        mapping = {"up": ["up"], "down": ["down"], "reverse": ["down"], "both": ["up", "down"]}
+        if self.direction not in mapping:
+            raise UsageError(f"--direction must be up, down or both (got {self.direction!r})")
+        return mapping[self.direction]
+
+    def sinks(self) -> list[str]:
+        return _comma_list(self.sink) or ["null"]
+
+    def payloads(self) -> list[str]:
+        return ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+
+    def compressions(self) -> list[str]:
+        mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
+        if self.compression not in mapping:
+            raise UsageError(f"--compression must be off, on or both (got {self.compression!r})")
+        return mapping[self.compression]
+
+
+SINKS = ("null", "tmpfs", "disk")
+ZLIB = "zlib@openssh.com"
+
+
+def _comma_list(text: str | None) -> list[str]:
+    return list(dict.fromkeys(t.strip() for t in (text or "").split(",") if t.strip()))
 
 
 @dataclass
@@ -74,6 +135,8 @@ class RunResult:
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     notices: list[str] = field(default_factory=list)
+    run_id: int | None = None  # its id in the results store (sshbench.store), once recorded there
+    baselines: dict = field(default_factory=dict)  # raw TCP, crypto ceiling, disk (sshbench.baselines)
 
     def summaries(self) -> list[Summary]:
         return summarise_transfers(self.trials)
@@ -90,13 +153,20 @@ TrialCallback = Callable[[int, int, Trial], None]
 
 class Runner:
     def __init__(self, settings: RunSettings, on_trial: TrialCallback | None = None,
-                 on_plan: Callable[[int], None] | None = None) -> None:
+                 on_plan: Callable[[int], None] | None = None, resume_from: RunResult | None = None) -> None:
         settings.validate()
         self.settings = settings
         self.on_trial = on_trial
         self.on_plan = on_plan
-        self.result = RunResult(settings=settings)
-        self.tool = get_tool(settings.tool)
+        # --resume: carry on a stored run (its trials kept; see sshbench.resume), else a new one.
+        self.resume_from = resume_from
+        self.result = resume_from or RunResult(settings=settings)
+        self._resumed_environment = dict(resume_from.environment) if resume_from else {}
+        self._resumed_combinations = list(resume_from.combinations) if resume_from else []
+        self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in settings.tools()}
+        self.tool = next(iter(self.tools.values()))  # the first, for callers that know one tool
+        # --no-aesni: the environment of every ssh client and of the private sshd (None: inherit ours).
+        self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
 
     def run(self) -> RunResult:
         removed = clean_leftovers()
@@ -108,7 +178,7 @@ class Runner:
             with signals_raise():
                 try:
                     target = make_target(self.settings.host, sshd=self.settings.sshd, ssh=self.settings.ssh,
-                                         ssh_config=self.settings.ssh_config)
+                                         ssh_config=self.settings.ssh_config, env=self.ssh_env)
                     target.start(cleanup)
                     self._measure(target, cleanup)
                     self.result.status = "complete"
@@ -126,13 +196,22 @@ class Runner:
             self.result.status = "failed"
             self.result.error = str(err)
             self.result.exit_code = err.exit_code
+        except Exception as err:  # a bug: keep what was measured, say what broke in one line
+            if os.environ.get("SSHBENCH_DEBUG"):
+                import traceback
+
+                traceback.print_exc()
+            self.result.status = "failed"
+            self.result.error = f"internal error: {type(err).__name__}: {err} (SSHBENCH_DEBUG=1 shows where)"
+            self.result.exit_code = 1
         finally:
             if target is not None:
                 self.result.target = target.describe()
             self._cross_check()
             self.result.finished_at = time.time()
-        if self.result.status == "complete" and any(s.valid_trials == 0 for s in self.result.summaries()):
-            self.result.exit_code = 1
+        if self.result.status == "complete" and any(s.valid_trials + s.unmeasured_trials == 0
+                                                    for s in self.result.summaries()):
+            self.result.exit_code = 1  # a combination that never worked
         return self.result
 
     # ---------------------------------------------------------------------------------------------
@@ -154,23 +233,44 @@ class Runner:
         else:
             default_kex = would_negotiate(client.default_kex, server.kex)
             kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
-        combos = build_matrix(ciphers, macs, kexes, client.aead_ciphers, tool=self.tool.name)
+        for tool in self.tools.values():
+            if reason := tool.missing():
+                raise RunError(f"transfer tool {tool.name}: {reason}")
+        combos = []
+        for tool in self.tools.values():
+            sinks = s.sinks()
+            if tool.needs_file_sink and "null" in sinks:
+                # rsync renames a temp file into place: /dev/null cannot be its destination
+                sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
+                self.result.notices.append(f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead")
+            combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
+                                   tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads())
         handshakes = handshake_combinations(combos)
         self.result.combinations = combos
         self.result.environment = {
             **environment.collect(s.ssh),
             "server_ssh_version": target.server_version,
             "server_strict_kex": server.strict_kex,
+            "client_strict_kex": client.strict_kex,
             "target": label,
-            "payload_kind": "random",
-            "payload_size": format_size(s.size) if s.size else f"adaptive (~{s.seconds:g} s per trial, "
-                                                               f"at most {format_size(s.max_size)})",
+            "payload_kind": f"file {s.file}" if s.file else ",".join(s.payloads()),
+            "payload_size": (format_size(os.path.getsize(s.file)) if s.file else format_size(s.size) if s.size
+                             else f"adaptive (~{s.seconds:g} s per trial, at most {format_size(s.max_size)})"),
         }
-        biggest = s.size or s.max_size
+        fixed_size = os.path.getsize(s.file) if s.file else s.size
+        biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
-        payloads = PayloadStore(workdir)
-        sizes = {c: s.size or PROBE_SIZE for c in combos}
-        plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=s.size is None)
+        self._files = _TrialPaths(target, cleanup, workdir, combos, s)
+        payloads = self._files.payloads
+        sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in combos}
+        self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
+            combos=combos, target=target, enabled=s.baselines, aesni_env=self.ssh_env,
+            client_crypto_library=self.result.environment.get("client_crypto_library"))
+        if raw_tcp_combo is not None:
+            sizes[raw_tcp_combo] = s.size or min(PROBE_SIZE, s.max_size)
+        plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None, raw_tcp=raw_tcp_combo)
+        if self.resume_from is not None:
+            plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
             self.on_plan(len(plan))
         for index, item in enumerate(plan):
@@ -178,6 +278,27 @@ class Runner:
             self._record(index, len(plan), trial, target)
             if item.calibration:
                 self._calibrate(target, item, trial, sizes, payloads, workdir, index, len(plan))
+        baseline_hooks.after_trials(self.result.baselines, workdir)
+        self._note_payloads()
+
+    def _note_payloads(self) -> None:
+        ratios = self._files.zlib_ratios
+        if ratios:
+            self.result.environment["payload_zlib_ratio"] = {k: round(v, 4) for k, v in ratios.items()}
+        if FLATTERING_KINDS & set(ratios) and any(c.compression != NO_COMPRESSION for c in self.result.combinations):
+            self.result.notices.append("zero-filled payloads compress ~1000:1: compressed rates on them flatter "
+                                       "compression far beyond real data (use --payload text or --file)")
+
+    def _resume_plan(self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
+                     ) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
+        """--resume: refuse if the numbers would not be comparable; else only the trials not stored yet."""
+        from sshbench import resume
+
+        assert self.resume_from is not None
+        resume.check_comparable(self._resumed_environment, self.result.environment, self._resumed_combinations,
+                                combos)
+        sizes.update(resume.calibrated_sizes(combos, self.result.trials, self.settings))
+        return resume.remaining(plan, self.result.trials), sizes
 
     def _record(self, index: int, total: int, trial: Trial, target: Target) -> None:
         self.result.trials.append(trial)
@@ -211,35 +332,179 @@ class Runner:
             raise RunError(f"{target.death_reason() or 'the target died'} during the run; "
                            f"kept the {self._measured()} trials measured before")
         size = sizes[item.combination]
-        path = payloads.path_for(size) if item.kind == "transfer" else None
-        return run_trial(ssh=self.settings.ssh, target=target, tool=self.tool, combo=item.combination,
-                         kind=item.kind, repetition=item.repetition, warmup=item.warmup, payload=path,
-                         payload_bytes=size, workdir=workdir, timeout_s=self.settings.trial_timeout_s)
+        if item.kind == baseline_hooks.raw_tcp.KIND:
+            path = self._files.payloads.path_for(size)
+            return baseline_hooks.raw_tcp.run_raw_tcp_trial(payload=path, payload_bytes=size,
+                                                            repetition=item.repetition, warmup=item.warmup,
+                                                            timeout_s=self.settings.trial_timeout_s)
+        combo = item.combination
+        files = self._files.for_trial(combo, item.kind, size)
+        trial = run_trial(ssh=self.settings.ssh, target=target, tool=self.tools[combo.tool], combo=combo,
+                          kind=item.kind, repetition=item.repetition, warmup=item.warmup,
+                          payload=Path(files.local_source), payload_bytes=size, workdir=workdir,
+                          timeout_s=self.settings.trial_timeout_s, env=self.ssh_env, files=files)
+        if item.kind == "transfer":
+            self._files.check_received(trial, files)
+            if trial.data_s is None and trial.valid and trial.wall_s is not None:
+                # No server-side clock (scp, sftp, rsync): wall minus the same-shape handshake so far;
+                # _cross_check recomputes it from the final medians.
+                wall, _, _ = handshake_costs(self.result.trials).get(combo.shape, (None, None, None))
+                if wall is not None and trial.wall_s > wall:
+                    trial.data_s, trial.data_clock = trial.wall_s - wall, "wall-minus-handshake"
+        return trial
 
     def _measured(self) -> int:
         return sum(1 for t in self.result.trials if not t.warmup and t.valid)
 
     def _cross_check(self) -> None:
-        """wall - (median wall of a no-data connection with the same kex): the second data-phase clock.
-        It also stands in for data_s where the server-side reader gave no time."""
-        handshake_wall: dict[str, float] = {}
-        for h in self.result.handshakes():
-            if h.median_ms is not None:
-                handshake_wall[h.kex] = h.median_ms / 1000
+        """wall - (median wall of a no-data connection of the same shape): the second data-phase clock,
+        and the data clock itself for tools whose server side has none (scp, sftp, rsync)."""
+        costs = handshake_costs(self.result.trials)
         for t in self.result.trials:
             if t.kind != "transfer" or t.wall_s is None:
                 continue
-            base = handshake_wall.get(t.combination.kex)
+            base = costs.get(t.combination.shape, (None, None, None))[0]
             if base is None:
                 continue
             t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
-            if t.data_s is None and t.valid and t.wall_minus_handshake_s > 0:
-                t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
+            if t.data_clock != "server-reader" and t.valid:
+                if t.wall_minus_handshake_s > 0:
+                    t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
+                else:
+                    t.data_s, t.data_clock = None, None
+
+
+# Below this data phase, handshake jitter (tens of ms) swamps the wall-minus-handshake clock.
+AGREEMENT_MIN_DATA_S = 0.25
 
 
 def clock_agreement(trials: list[Trial]) -> float | None:
-    """Median of data_s / wall_minus_handshake_s over valid measured transfers: how well the two clocks agree."""
+    """Median of data_s / wall_minus_handshake_s over valid measured transfers long enough to compare:
+    how well the two clocks agree (None when no trial qualifies)."""
     ratios = [t.data_s / t.wall_minus_handshake_s for t in trials
               if t.kind == "transfer" and t.valid and not t.warmup and t.data_clock == "server-reader"
-              and t.data_s and t.wall_minus_handshake_s]
+              and t.data_s and t.data_s >= AGREEMENT_MIN_DATA_S and t.wall_minus_handshake_s]
     return statistics.median(ratios) if ratios else None
+
+
+class _TrialPaths:
+    """Where each trial's data comes from and goes to: payload files per kind, download sources on
+    the server, sink files (removed after each trial), empty files for handshakes, and integrity
+    checks of what arrived."""
+
+    def __init__(self, target: Target, cleanup: Cleanup, workdir: Path, combos: list[Combination],
+                 settings: RunSettings) -> None:
+        self.target = target
+        self.cleanup = cleanup
+        self.workdir = workdir
+        self.settings = settings
+        self.stores = {kind: PayloadStore(workdir, kind, Path(settings.file) if kind == "file" else None)
+                       for kind in settings.payloads()}
+        self.payloads = next(iter(self.stores.values()))  # the raw TCP control's payload
+        self.empty = workdir / "empty"
+        self.empty.touch()
+        self._server_dirs: dict[str, str] = {}
+        self._local_dirs: dict[str, str] = {"tmpfs": str(workdir)}
+        self._remote_sources: dict[tuple[str, int], str] = {}
+        self._remote_empty: str | None = None
+        self.zlib_ratios: dict[str, float] = {}
+        self.needs_remote_copy = not target.shares_local_filesystem
+
+    def verify_on(self, combo: Combination) -> bool:
+        return self.settings.verify if self.settings.verify is not None else combo.sink != "null"
+
+    def _server_dir(self, where: str) -> str:
+        if where not in self._server_dirs:
+            self._server_dirs[where] = self.target.make_scratch_dir(where, self.cleanup)
+        return self._server_dirs[where]
+
+    def _local_dir(self, where: str) -> str:
+        if where not in self._local_dirs:
+            self._local_dirs[where] = str(self.cleanup.make_temp_dir(base_dir=disk_dir()))
+        return self._local_dirs[where]
+
+    def payload(self, combo: Combination, size: int) -> Path:
+        path = self.stores[combo.payload].path_for(size)
+        if combo.payload not in self.zlib_ratios:
+            self.zlib_ratios[combo.payload] = zlib_ratio(path)
+        return path
+
+    def _remote_source(self, combo: Combination, size: int) -> str:
+        local = self.payload(combo, size)
+        if not self.needs_remote_copy:
+            return str(local)  # the private server reads the same filesystem
+        key = (combo.payload, size)
+        if key not in self._remote_sources:
+            remote = f"{self._server_dir('tmpfs')}/source-{combo.payload}-{size}"
+            self.target.put_file(str(local), remote)
+            self._remote_sources[key] = remote
+        return self._remote_sources[key]
+
+    def _remote_empty_file(self) -> str:
+        if not self.needs_remote_copy:
+            return str(self.empty)
+        if self._remote_empty is None:
+            self._remote_empty = f"{self._server_dir('tmpfs')}/empty"
+            self.target.put_file(str(self.empty), self._remote_empty)
+        return self._remote_empty
+
+    def for_trial(self, combo: Combination, kind: str, size: int) -> TrialFiles:
+        transfer = kind == "transfer"
+        down = combo.direction == "down"
+        local_source = str(self.payload(combo, size)) if transfer and not down else str(self.empty)
+        remote_source = None
+        if down:
+            remote_source = self._remote_source(combo, size) if transfer else self._remote_empty_file()
+        sink_name = f"sink-{combo.tool}"
+        remote_sink = "/dev/null" if combo.sink == "null" else f"{self._server_dir(combo.sink)}/{sink_name}"
+        local_sink = "/dev/null" if combo.sink == "null" else f"{self._local_dir(combo.sink)}/{sink_name}"
+        return TrialFiles(local_source=local_source, remote_source=remote_source, remote_sink=remote_sink,
+                          local_sink=local_sink)
+
+    def check_received(self, trial: Trial, files: TrialFiles) -> None:
+        """After the timed phase: the sink file's size (and SHA-256 with --verify) against the payload's;
+        then remove it. A mismatch makes the trial invalid."""
+        combo = trial.combination
+        if combo.sink == "null":
+            return
+        down = combo.direction == "down"
+        sink = files.local_sink if down else files.remote_sink
+        try:
+            if not trial.valid:
+                return
+            expected = self.stores[combo.payload].digest(self.payload(combo, trial.payload_bytes)) \
+                if self.verify_on(combo) else None
+            if down or not self.needs_remote_copy:
+                if not os.path.exists(sink):
+                    trial.valid, trial.invalid_reason = False, f"nothing arrived at {sink}"
+                    return
+                size = os.path.getsize(sink)
+                digest = None
+                if expected is not None:
+                    from sshbench.payload import sha256_of
+
+                    digest = sha256_of(Path(sink))
+            elif expected is not None:
+                found = self.target.file_digest(sink)
+                if found is None:
+                    trial.valid, trial.invalid_reason = False, f"cannot read back {sink} on the server"
+                    return
+                size, digest = found
+            else:
+                return  # a remote file sink without --verify: the tool's exit status vouches for it
+            if trial.received_bytes_at_sink is None:
+                trial.received_bytes_at_sink = size
+            if size != trial.payload_bytes:
+                trial.valid = False
+                trial.invalid_reason = f"{size} of {trial.payload_bytes} bytes arrived at {sink}"
+            elif digest is not None:
+                trial.verified = digest == expected
+                if not trial.verified:
+                    trial.valid = False
+                    trial.invalid_reason = f"SHA-256 of what arrived at {sink} differs from the payload's"
+        finally:
+            if down or not self.needs_remote_copy:
+                Path(sink).unlink(missing_ok=True)
+            else:
+                self.target.remove_file(sink)
+

@@ -123,14 +123,25 @@ def parse_ssh_log(text: str) -> SshLog:
 
 def parse_peer_kexinit(text: str) -> KexInit | None:
     """The server's proposal from `ssh -vv` output, or None if it is not there."""
+    return _parse_kexinit(text, "debug2: peer server KEXINIT proposal")
+
+
+def parse_local_kexinit(text: str) -> KexInit | None:
+    """The client's own proposal from `ssh -vv` output (its kex list carries kex-strict-c-v00@openssh.com
+    when the client does strict kex), or None if it is not there."""
+    return _parse_kexinit(text, "debug2: local client KEXINIT proposal")
+
+
+def _parse_kexinit(text: str, header: str) -> KexInit | None:
     lines = text.splitlines()
     try:
-        start = next(i for i, line in enumerate(lines) if line.strip() == "debug2: peer server KEXINIT proposal")
+        start = next(i for i, line in enumerate(lines) if line.strip() == header)
     except StopIteration:
         return None
     kexinit = KexInit()
     for line in lines[start + 1 : start + 16]:
-        if not line.startswith("debug2: "):
+        # The local and the peer proposal follow each other: stop at the next one's header.
+        if not line.startswith("debug2: ") or line.rstrip().endswith("KEXINIT proposal"):
             break
         key, sep, value = line[len("debug2: ") :].partition(": ")
         if not sep and line.endswith(":"):

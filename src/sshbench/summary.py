@@ -32,16 +32,20 @@ class Summary:
     median_data_s: float | None
     median_wall_s: float | None
     wide_spread: bool
+    wire_ratio: float | None = None  # SSH bytes on the wire / payload bytes
+    # valid, but no data phase could be told apart (wall time within handshake jitter): too small a payload
+    unmeasured_trials: int = 0
 
     def to_json(self) -> dict:
         c = self.combination
         return {
             "cipher": c.cipher, "mac": c.mac, "kex": c.kex, "compression": c.compression,
-            "tool": c.tool, "direction": c.direction,
+            "tool": c.tool, "direction": c.direction, "sink": c.sink, "payload": c.payload,
             **{k: getattr(self, k) for k in (
                 "valid_trials", "invalid_trials", "payload_bytes", "median_mib_s", "min_mib_s", "max_mib_s",
                 "q1_mib_s", "q3_mib_s", "iqr_mib_s", "cv", "relative_to_fastest", "client_cpu_s_per_gib",
-                "server_cpu_s_per_gib", "median_data_s", "median_wall_s", "wide_spread")},
+                "server_cpu_s_per_gib", "median_data_s", "median_wall_s", "wide_spread", "wire_ratio",
+                "unmeasured_trials")},
         }
 
 
@@ -53,6 +57,10 @@ class HandshakeSummary:
     min_ms: float | None
     max_ms: float | None
     client_cpu_ms: float | None
+    compression: str = "none"
+    tool: str = "pipe"
+    direction: str = "up"
+    sink: str = "null"
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -77,20 +85,39 @@ def _median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _cpu_per_gib(trials: list[Trial], attr: str) -> float | None:
+def _cpu_per_gib(trials: list[Trial], attr: str, fixed_cost_s: float | None = None) -> float | None:
+    """Median over trials of CPU seconds per GiB moved. `fixed_cost_s` (the same-shape handshake's
+    CPU) is taken off first where the figure covers the whole connection, so that short transfers
+    do not inflate it with key exchange and start-up."""
     pairs = [(getattr(t, attr), t.payload_bytes) for t in trials if getattr(t, attr) is not None]
     if not pairs:
         return None
     # Per-trial seconds per GiB, then the median: robust to one noisy trial.
-    return statistics.median(cpu / (n / GIB) for cpu, n in pairs if n > 0)
+    return statistics.median(max(cpu - (fixed_cost_s or 0.0), 0.0) / (n / GIB) for cpu, n in pairs if n > 0)
 
 
-def summarise_transfers(trials: list[Trial]) -> list[Summary]:
-    """One Summary per combination from the measured (non-warm-up) transfer trials, fastest first."""
+def _connection_scoped(trials: list[Trial]) -> bool:
+    return any(t.server_cpu_scope == "connection" for t in trials)
+
+
+def _wire_ratio(trials: list[Trial]) -> float | None:
+    """SSH packet bytes on the wire / payload bytes (below 1 when compression helps)."""
+    ratios = []
+    for t in trials:
+        wire = t.sent_bytes if t.combination.direction == "up" else t.received_bytes
+        if wire and t.payload_bytes:
+            ratios.append(wire / t.payload_bytes)
+    return _median_or_none(ratios)
+
+
+def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Summary]:
+    """One Summary per combination from the measured (non-warm-up) transfer trials, fastest first.
+    `kind="raw-tcp"` summarises the raw TCP control the same way (sshbench.baselines)."""
     groups: dict[Combination, list[Trial]] = defaultdict(list)
     for t in trials:
-        if t.kind == "transfer" and not t.warmup:
+        if t.kind == kind and not t.warmup:
             groups[t.combination].append(t)
+    fixed_costs = handshake_costs(trials)
     summaries = []
     for combo, group in groups.items():
         valid = [t for t in group if t.valid and t.mib_s is not None]
@@ -99,19 +126,25 @@ def summarise_transfers(trials: list[Trial]) -> list[Summary]:
             q1, q3 = quartiles(rates)
             cv = coefficient_of_variation(rates)
             summaries.append(Summary(
-                combination=combo, valid_trials=len(valid), invalid_trials=len(group) - len(valid),
+                combination=combo, valid_trials=len(valid),
+                invalid_trials=sum(1 for t in group if not t.valid),
+                unmeasured_trials=sum(1 for t in group if t.valid and t.mib_s is None),
                 payload_bytes=max(t.payload_bytes for t in valid),
                 median_mib_s=statistics.median(rates), min_mib_s=rates[0], max_mib_s=rates[-1],
                 q1_mib_s=q1, q3_mib_s=q3, iqr_mib_s=q3 - q1, cv=cv, relative_to_fastest=None,
-                client_cpu_s_per_gib=_cpu_per_gib(valid, "client_cpu_s"),
-                server_cpu_s_per_gib=_cpu_per_gib(valid, "server_cpu_s"),
+                client_cpu_s_per_gib=_cpu_per_gib(valid, "client_cpu_s", fixed_costs.get(combo.shape, (None,) * 3)[1]),
+                server_cpu_s_per_gib=_cpu_per_gib(
+                    valid, "server_cpu_s",
+                    fixed_costs.get(combo.shape, (None,) * 3)[2] if _connection_scoped(valid) else None),
+                wire_ratio=_wire_ratio(valid),
                 median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
                 median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
                 wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
             ))
         else:
             summaries.append(Summary(
-                combination=combo, valid_trials=0, invalid_trials=len(group), payload_bytes=group[0].payload_bytes,
+                combination=combo, valid_trials=0, invalid_trials=sum(1 for t in group if not t.valid),
+                unmeasured_trials=sum(1 for t in group if t.valid), payload_bytes=group[0].payload_bytes,
                 median_mib_s=None, min_mib_s=None, max_mib_s=None, q1_mib_s=None, q3_mib_s=None,
                 iqr_mib_s=None, cv=None, relative_to_fastest=None, client_cpu_s_per_gib=None,
                 server_cpu_s_per_gib=None, median_data_s=None, median_wall_s=None, wide_spread=False,
@@ -124,19 +157,39 @@ def summarise_transfers(trials: list[Trial]) -> list[Summary]:
     return summaries
 
 
+def handshake_costs(trials: list[Trial]) -> dict[tuple, tuple[float | None, float | None, float | None]]:
+    """Per connection shape, the medians of (wall s, client CPU s, server CPU s) of valid handshake
+    trials: the fixed cost of a connection that moves no data. Measured trials where there are any,
+    else warm-up ones (so that a calibration probe can already use them)."""
+    groups: dict[tuple, list[Trial]] = defaultdict(list)
+    for t in trials:
+        if t.kind == "handshake" and t.valid:
+            groups[t.combination.shape].append(t)
+    costs = {}
+    for shape, group in groups.items():
+        measured = [t for t in group if not t.warmup] or group
+        costs[shape] = (
+            _median_or_none([t.wall_s for t in measured if t.wall_s is not None]),
+            _median_or_none([t.client_cpu_s for t in measured if t.client_cpu_s is not None]),
+            _median_or_none([t.server_cpu_s for t in measured if t.server_cpu_s is not None]),
+        )
+    return costs
+
+
 def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
-    groups: dict[str, list[Trial]] = defaultdict(list)
+    groups: dict[tuple, list[Trial]] = defaultdict(list)
     for t in trials:
         if t.kind == "handshake" and not t.warmup:
-            groups[t.combination.kex].append(t)
+            groups[t.combination.shape].append(t)
     out = []
-    for kex, group in groups.items():
+    for (kex, compression, tool, direction, sink), group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
         out.append(HandshakeSummary(
             kex=kex, valid_trials=len(walls), median_ms=_median_or_none(walls),
             min_ms=walls[0] if walls else None, max_ms=walls[-1] if walls else None,
-            client_cpu_ms=_median_or_none(cpus),
+            client_cpu_ms=_median_or_none(cpus), compression=compression, tool=tool, direction=direction,
+            sink=sink,
         ))
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
     return out

@@ -1,4 +1,5 @@
-"""Run one trial: one ssh connection with fixed algorithms, timed, its CPU counted, its log checked."""
+"""Run one trial: one connection of a transfer tool with fixed algorithms, timed, its CPU counted,
+its log checked."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ from pathlib import Path
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination, Negotiated, Trial
 from sshbench.sshlog import explain_failure, parse_ssh_log
 from sshbench.targets.base import Target
-from sshbench.tools.base import TransferTool
+from sshbench.tools.base import TransferTool, TrialFiles
 
 
 def algorithm_options(combo: Combination) -> list[str]:
-    """Pin every algorithm so that nothing is left to negotiation (and -v shows what was used)."""
-    opts = ["-c", combo.cipher, "-o", f"KexAlgorithms={combo.kex}",
+    """Pin every algorithm so that nothing is left to negotiation (and -v shows what was used).
+    As -o options, which ssh, scp, sftp and rsync's `-e ssh` all accept (scp and sftp have no -m);
+    command-line -o options take precedence over any ssh_config."""
+    opts = ["-o", f"Ciphers={combo.cipher}", "-o", f"KexAlgorithms={combo.kex}",
             "-o", "Compression=" + ("no" if combo.compression == NO_COMPRESSION else "yes")]
     if combo.mac != IMPLICIT_MAC:
-        opts += ["-m", combo.mac]
+        opts += ["-o", f"MACs={combo.mac}"]
     return opts
 
 
@@ -45,23 +48,33 @@ def check_negotiated(combo: Combination, negotiated: Negotiated) -> str | None:
 
 
 class RunningProcess:
-    """The ssh child in flight, so that an interrupt can stop it."""
+    """The client in flight, so that an interrupt can stop it."""
 
     current: subprocess.Popen[bytes] | None = None
 
 
 def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combination, kind: str, repetition: int,
-              warmup: bool, payload: Path | None, payload_bytes: int, workdir: Path, timeout_s: float) -> Trial:
-    """One connection. `kind == "handshake"` sends nothing (stdin /dev/null) through the same command,
-    so its wall time is the fixed cost a transfer's wall time also contains."""
+              warmup: bool, payload: Path | None, payload_bytes: int, workdir: Path, timeout_s: float,
+              env: dict[str, str] | None = None, files: TrialFiles | None = None) -> Trial:
+    """One connection. `kind == "handshake"` moves an empty file through the same command, so its wall
+    time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
+    from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
+    where it must differ from ours (--no-aesni sets OPENSSL_ia32cap)."""
     trial = Trial(combination=combo, kind=kind, repetition=repetition, warmup=warmup,
                   payload_bytes=payload_bytes if kind == "transfer" else 0, started_at=time.time())
-    argv = ssh_argv(ssh, target, combo, tool.remote_command())
+    if files is None:
+        source = payload if (kind == "transfer" and payload is not None) else Path(os.devnull)
+        files = TrialFiles(local_source=str(source), remote_source=None, remote_sink="/dev/null",
+                           local_sink="/dev/null")
+    options = [*target.client_options(), *algorithm_options(combo)]
+    invocation = tool.invocation(ssh, options, target.host_arg(), combo.direction, files, workdir)
     out_path, err_path = workdir / "trial.out", workdir / "trial.err"
-    stdin_path = payload if (kind == "transfer" and payload is not None) else Path(os.devnull)
-    with open(stdin_path, "rb") as stdin, open(out_path, "wb") as out, open(err_path, "wb") as err:
+    server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
+    with open(invocation.stdin, "rb") as stdin, open(invocation.stdout or out_path, "wb") as out, \
+            open(err_path, "wb") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(invocation.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True,
+                                env=env if env is not None else target.client_env())
         RunningProcess.current = proc
         timed_out = threading.Event()
 
@@ -72,7 +85,8 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
         timer = threading.Timer(timeout_s, _kill)
         timer.start()
         try:
-            # wait4 gives the child's own rusage: the client's CPU for this connection alone.
+            # wait4 gives the child's own rusage (with its reaped children: scp's and rsync's ssh): the
+            # client's CPU for this connection alone.
             _, status, rusage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
@@ -81,7 +95,7 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
         RunningProcess.current = None
     trial.exit_status = proc.returncode
     trial.client_cpu_s = rusage.ru_utime + rusage.ru_stime
-    stdout = out_path.read_text(errors="replace")
+    stdout = "" if invocation.stdout else out_path.read_text(errors="replace")
     stderr = err_path.read_text(errors="replace")
     log = parse_ssh_log(stderr)
     trial.negotiated = Negotiated(cipher=log.negotiated.cipher, mac=log.negotiated.mac,
@@ -89,32 +103,44 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
     trial.sent_bytes, trial.received_bytes = log.sent_bytes, log.received_bytes
     trial.ssh_reported_s = log.transferred_s
     trial.remote_version = log.remote_version
-    sink = tool.parse_output(stdout)
-    trial.received_bytes_at_sink = sink.received_bytes
-    trial.server_cpu_s = sink.server_cpu_s
-    trial.server_sink_cpu_s = sink.sink_cpu_s
-    if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
-        trial.data_s, trial.data_clock = sink.reader_s, "server-reader"
-    trial.invalid_reason = _invalid_reason(trial, combo, timed_out.is_set(), timeout_s, stderr)
+    trial.compressed_raw_bytes, trial.compressed_wire_bytes = log.compress_raw_bytes, log.compress_out_bytes
+    if tool.reports_server_side:
+        sink = tool.parse_output(stdout, stderr)
+        trial.received_bytes_at_sink = sink.received_bytes
+        trial.server_cpu_s = sink.server_cpu_s
+        trial.server_cpu_scope = "data-phase" if sink.server_cpu_s is not None else None
+        trial.server_sink_cpu_s = sink.sink_cpu_s
+        if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
+            trial.data_s, trial.data_clock = sink.reader_s, "server-reader"
+    elif server_cpu_before is not None:
+        after = target.server_cpu_total()
+        if after is not None:
+            trial.server_cpu_s, trial.server_cpu_scope = max(after - server_cpu_before, 0.0), "connection"
+    trial.invalid_reason = _invalid_reason(trial, combo, tool, timed_out.is_set(), timeout_s, stderr)
     trial.valid = trial.invalid_reason is None
     return trial
 
 
-def _invalid_reason(trial: Trial, combo: Combination, timed_out: bool, timeout_s: float, stderr: str) -> str | None:
+def _invalid_reason(trial: Trial, combo: Combination, tool: TransferTool, timed_out: bool, timeout_s: float,
+                    stderr: str) -> str | None:
     if timed_out:
         return f"timed out after {timeout_s:.0f} s"
     if trial.exit_status != 0:
         why = explain_failure(stderr)
         if why is None:
-            lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("debug")]
+            lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("debug", "SSHBENCH-"))
+                     and not ln.startswith(("Transferred:", "Bytes per second:"))]
             why = lines[-1] if lines else "no message"
-        return f"ssh exited with status {trial.exit_status}: {why}"
+        return f"{tool.program} exited with status {trial.exit_status}: {why}"
     mismatch = check_negotiated(combo, trial.negotiated)
     if mismatch:
         return mismatch
     if trial.kind == "transfer":
-        if trial.received_bytes_at_sink != trial.payload_bytes:
+        if tool.reports_server_side and trial.received_bytes_at_sink != trial.payload_bytes:
             return f"server received {trial.received_bytes_at_sink} of {trial.payload_bytes} bytes"
-        if combo.compression == NO_COMPRESSION and trial.sent_bytes is not None and trial.sent_bytes < trial.payload_bytes:
-            return f"ssh sent {trial.sent_bytes} bytes, fewer than the {trial.payload_bytes}-byte payload"
+        if combo.compression == NO_COMPRESSION:
+            # SSH packet bytes can only be more than the payload (headers, padding), never fewer.
+            wire = trial.sent_bytes if combo.direction == "up" else trial.received_bytes
+            if wire is not None and wire < trial.payload_bytes:
+                return f"ssh moved {wire} bytes, fewer than the {trial.payload_bytes}-byte payload"
     return None

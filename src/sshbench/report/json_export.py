@@ -7,13 +7,16 @@ import os
 from pathlib import Path
 
 from sshbench import __version__
+from sshbench.baselines import analysis as baseline_analysis
 from sshbench.errors import RunError
 from sshbench.runner import RunResult, clock_agreement
+from sshbench.security import report_hooks as security_hooks
 
 SCHEMA_VERSION = 1
 
 
 def to_document(result: RunResult) -> dict:
+    comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
     return {
         "schema_version": SCHEMA_VERSION,
         "sshbench_version": __version__,
@@ -24,7 +27,11 @@ def to_document(result: RunResult) -> dict:
         "settings": result.settings_json(),
         "environment": result.environment,
         "target": result.target,
-        "summaries": [s.to_json() for s in result.summaries()],
+        "summaries": [{**s.to_json(), **security_hooks.summary_json(s, result.environment),
+                       **baseline_analysis.summary_json(comparisons, s)}
+                      for s in result.summaries()],
+        "baselines": baseline_analysis.document(result),
+        "strict_kex": security_hooks.strict_kex_json(result.environment),
         "handshakes": [h.to_json() for h in result.handshakes()],
         "clock_agreement": clock_agreement(result.trials),
         "trials": [t.to_json() for t in result.trials],

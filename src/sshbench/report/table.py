@@ -5,13 +5,28 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from sshbench.baselines import analysis as baseline_analysis
+from sshbench.baselines import report as baseline_report
 from sshbench.results import IMPLICIT_MAC
 from sshbench.runner import RunResult, clock_agreement
+from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
 
 def _fmt(value: float | None, spec: str = ".1f") -> str:
     return "-" if value is None else format(value, spec)
+
+
+def _transfer_line(result: RunResult) -> str:
+    """tool, direction, sink, compression of the run as one line (lists where several were swept)."""
+    combos = result.combinations
+    def values(field: str) -> str:
+        found = list(dict.fromkeys(getattr(c, field) for c in combos)) or ["-"]
+        return ",".join(found)
+    ratios = result.environment.get("payload_zlib_ratio") or {}
+    zlib = "; zlib ratio " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()) if ratios else ""
+    return (f"tool {values('tool')}; direction {values('direction')}; sink {values('sink')}; "
+            f"compression {values('compression')}{zlib}")
 
 
 def environment_header(result: RunResult) -> Table:
@@ -25,8 +40,8 @@ def environment_header(result: RunResult) -> Table:
         ("Server", f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
-        ("Trials", f"{result.settings.runs} runs + {result.settings.warmup} warm-up, interleaved; tool "
-                   f"{result.settings.tool}"),
+        ("Trials", f"{result.settings.runs} runs + {result.settings.warmup} warm-up, interleaved"),
+        ("Transfer", _transfer_line(result)),
     ]
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
@@ -36,6 +51,25 @@ def environment_header(result: RunResult) -> Table:
     return table
 
 
+# The dimensions besides the algorithms, in the order they are shown (see Combination).
+SETUP_FIELDS = ("tool", "direction", "sink", "payload", "compression")
+
+
+def varying_setup(summaries: list) -> list[str]:
+    """The setup dimensions that differ between rows (a single value is said in the header instead)."""
+    return [f for f in SETUP_FIELDS if len({getattr(s.combination, f) for s in summaries}) > 1]
+
+
+def setup_label(combo, fields: list[str]) -> str:
+    values = []
+    for f in fields:
+        value = getattr(combo, f)
+        if f == "compression":
+            value = "zlib" if value != "none" else "no-comp"
+        values.append(value)
+    return "/".join(values)
+
+
 def results_table(result: RunResult) -> Table:
     summaries = result.summaries()
     kexes = {s.combination.kex for s in summaries}
@@ -43,19 +77,29 @@ def results_table(result: RunResult) -> Table:
     show_kex = len(kexes) > 1
     title = "Throughput (data phase), fastest first" + ("" if show_kex else f"; kex {next(iter(kexes), '-')}")
     table = Table(title=title, title_justify="left")
+    comparisons = baseline_analysis.compare(result)
+    varying = varying_setup(summaries)
+    show_wire = any(s.combination.compression != "none" for s in summaries)
     columns = [("#", "right"), ("cipher", "left"), ("MAC", "left")] + ([("kex", "left")] if show_kex else [])
-    for name, justify in (*columns,
+    if varying:
+        columns.append(("/".join(varying), "left"))
+    for name, justify in (*columns, *([("wire/payload", "right")] if show_wire else []),
                           ("MiB/s", "right"), ("min-max", "right"), ("CV", "right"), ("x fastest", "right"),
-                          ("client CPU s/GiB", "right"), ("server CPU s/GiB", "right"), ("valid", "right")):
+                          ("client CPU s/GiB", "right"), ("server CPU s/GiB", "right"), ("valid", "right"),
+                          *baseline_report.COLUMNS, ("verdict", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for rank, s in enumerate(summaries, start=1):
         c = s.combination
         cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
         table.add_row(
             str(rank), c.cipher, "(implicit)" if c.mac == IMPLICIT_MAC else c.mac, *([c.kex] if show_kex else []),
+            *([setup_label(c, varying)] if varying else []),
+            *([_fmt(s.wire_ratio, ".2f")] if show_wire else []),
             _fmt(s.median_mib_s), f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}", cv,
             _fmt(s.relative_to_fastest, ".2f"), _fmt(s.client_cpu_s_per_gib, ".2f"),
             _fmt(s.server_cpu_s_per_gib, ".2f"), f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",
+            *baseline_report.cells(comparisons, s),
+            security_hooks.styled_cell(s, result.environment),
             style=None if s.valid_trials else "red",
         )
     return table
@@ -65,12 +109,19 @@ def handshake_table(result: RunResult) -> Table | None:
     handshakes = result.handshakes()
     if not handshakes:
         return None
-    table = Table(title="Connection set-up (ssh with no data: handshake, auth, session, remote shell)",
-                  title_justify="left")
-    for name in ("kex", "median ms", "min-max ms", "client CPU ms"):
-        table.add_column(name, justify="left" if name == "kex" else "right")
+    table = Table(title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
+                        "remote shell, tool start-up)", title_justify="left")
+    varying = [f for f in ("tool", "direction", "sink", "compression")
+               if len({getattr(h, f) for h in handshakes}) > 1]
+    table.add_column("kex")
+    if varying:
+        table.add_column("/".join(varying))
+    for name in ("median ms", "min-max ms", "client CPU ms"):
+        table.add_column(name, justify="right")
     for h in handshakes:
-        table.add_row(h.kex, _fmt(h.median_ms, ".0f"), f"{_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}",
+        setup = ["/".join(("zlib" if h.compression != "none" else "no-comp") if f == "compression"
+                          else str(getattr(h, f)) for f in varying)] if varying else []
+        table.add_row(h.kex, *setup, _fmt(h.median_ms, ".0f"), f"{_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}",
                       _fmt(h.client_cpu_ms, ".1f"))
     return table
 
@@ -81,6 +132,10 @@ def warnings(result: RunResult) -> list[str]:
     if wide:
         out.append(f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
                    "may be busy; consider more --runs or a quieter machine.")
+    unmeasured = [s for s in result.summaries() if s.unmeasured_trials]
+    if unmeasured:
+        out.append(f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
+                   "same-shape handshake's jitter): use a bigger --size or the default adaptive size")
     invalid = [t for t in result.trials if not t.valid]
     for t in invalid[:10]:
         out.append(f"invalid trial ({t.combination.label}, {t.kind}, run {t.repetition}"
@@ -99,6 +154,13 @@ def print_report(result: RunResult, console: Console) -> None:
     console.print()
     if result.summaries():
         console.print(results_table(result))
+        for note in security_hooks.report_notes(result.summaries(), result.environment):
+            console.print(f"security: {note}", markup=False, highlight=False)
+        for note in baseline_report.verdict_notes(baseline_analysis.compare(result)):
+            console.print(f"bound by {note}", markup=False, highlight=False)
+    baselines = baseline_report.baselines_table(result)
+    if baselines is not None:
+        console.print(baselines)
     hs = handshake_table(result)
     if hs is not None:
         console.print(hs)

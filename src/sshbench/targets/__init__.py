@@ -13,10 +13,11 @@ TARGETS: dict[str, type[Target]] = {
 
 
 def make_target(host: str | None, *, sshd: str | None = None, ssh: str = "ssh",
-                ssh_config: str | None = None) -> Target:
-    """No host: a private sshd on loopback. A host: the user's own ssh configuration for it."""
+                ssh_config: str | None = None, env: dict[str, str] | None = None) -> Target:
+    """No host: a private sshd on loopback. A host: the user's own ssh configuration for it.
+    `env`: the private sshd's environment (--no-aesni); a remote sshd's cannot be set."""
     if host is None:
-        return PrivateOpenSSH(sshd=sshd, ssh=ssh)
+        return PrivateOpenSSH(sshd=sshd, ssh=ssh, env=env)
     return RemoteHost(host, ssh=ssh, ssh_config=ssh_config)
 
 

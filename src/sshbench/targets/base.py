@@ -17,6 +17,8 @@ class Target(ABC):
     label: str = ""
     #: the server's SSH software version, once known
     server_version: str | None = None
+    #: the server runs on this machine and sees its files (no copying of download sources)
+    shares_local_filesystem: ClassVar[bool] = False
 
     @abstractmethod
     def start(self, cleanup: Cleanup) -> None:
@@ -37,6 +39,67 @@ class Target(ABC):
     @abstractmethod
     def server_algorithms(self) -> ServerAlgorithms:
         """What the server offers."""
+
+    def host_arg(self) -> str:
+        """The host argument for ssh, scp (`host:path`), sftp and rsync."""
+        return self.destination()[-1]
+
+    # --- the server's filesystem (sinks, download sources); untimed helpers ---------------------
+
+    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
+        """A private dir on the server for sink files and download sources: `where` is "tmpfs"
+        (/dev/shm) or "disk" (/var/tmp). Removed by `cleanup`."""
+        base = "/dev/shm" if where == "tmpfs" else "/var/tmp"
+        status, out = self.run_remote(f"d=$(mktemp -d {base}/sshbench-XXXXXX 2>/dev/null || mktemp -d "
+                                      f"/tmp/sshbench-XXXXXX) && echo \"$d\"")
+        path = out.strip().splitlines()[-1] if status == 0 and out.strip() else ""
+        if not path.startswith("/"):
+            from sshbench.errors import RunError
+
+            raise RunError(f"cannot make a scratch dir on {self.label}: {out.strip() or 'no output'}")
+        cleanup.push(lambda: self.run_remote(f"rm -rf '{path}'"))
+        return path
+
+    def run_remote(self, command: str, stdin_path: str | None = None, timeout_s: float = 600) -> tuple[int, str]:
+        """Run a set-up command on the server (never timed): (exit status, stdout)."""
+        import subprocess
+
+        argv = [getattr(self, "ssh", "ssh"), *self.client_options(), *self.destination(), command]
+        try:
+            with open(stdin_path or "/dev/null", "rb") as stdin:
+                done = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, timeout=timeout_s,
+                                      env=self.client_env(), errors="replace")
+        except subprocess.TimeoutExpired:
+            return 255, "timed out"
+        return done.returncode, done.stdout if done.returncode == 0 else done.stderr
+
+    def put_file(self, local: str, remote: str) -> None:
+        """Copy a file to the server (for download sources)."""
+        status, out = self.run_remote(f"cat > '{remote}'", stdin_path=local)
+        if status != 0:
+            from sshbench.errors import RunError
+
+            raise RunError(f"cannot copy the payload to {self.label}:{remote}: {out.strip()}")
+
+    def file_digest(self, path: str) -> tuple[int, str] | None:
+        """(size, sha256) of a file on the server, or None where it cannot tell."""
+        status, out = self.run_remote(f"wc -c < '{path}' && (sha256sum '{path}' 2>/dev/null || shasum -a 256 '{path}')")
+        fields = out.split()
+        if status != 0 or len(fields) < 2 or not fields[0].isdigit():
+            return None
+        return int(fields[0]), fields[1]
+
+    def remove_file(self, path: str) -> None:
+        self.run_remote(f"rm -f '{path}'")
+
+    def server_cpu_total(self) -> float | None:
+        """Cumulative CPU seconds of finished server sessions, for tools whose server side cannot
+        report its own CPU (scp, sftp, rsync); None where unknowable (a remote host)."""
+        return None
+
+    def client_env(self) -> dict[str, str] | None:
+        """The environment for client programs (None: ours)."""
+        return None
 
     def alive(self) -> bool:
         """False once a target we started has died (a remote host cannot be told apart from a network error)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import explain_failure, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
 from sshbench.targets.base import Target, probe
 
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
@@ -57,9 +57,13 @@ def _free_port() -> int:
 
 class PrivateOpenSSH(Target):
     kind = "private-openssh"
+    shares_local_filesystem = True
 
-    def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
+    def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None,
+                 extra_config: dict[str, str] | None = None) -> None:
         self.sshd_path = find_sshd(sshd)
+        # sshd_config lines that override ours (e.g. a narrower Ciphers list to emulate a strict server)
+        self.extra_config = dict(extra_config or {})
         self.ssh = ssh
         self.env = env  # e.g. OPENSSL_ia32cap for both ends, later
         self.user = pwd.getpwuid(os.getuid()).pw_name
@@ -106,6 +110,9 @@ class PrivateOpenSSH(Target):
         kexinit = parse_peer_kexinit(log)
         if kexinit is not None:
             self._server.strict_kex = kexinit.strict_kex
+        local_kexinit = parse_local_kexinit(log)
+        if local_kexinit is not None:
+            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
 
     def _make_keys(self) -> None:
         assert self.dir is not None
@@ -154,6 +161,7 @@ class PrivateOpenSSH(Target):
             "KexAlgorithms": ",".join(c.kex),
         }
         lines.update(extra)
+        lines.update(self.extra_config)
         return [f"{k} {v}" for k, v in lines.items()]
 
     def _write_config(self) -> Path:
@@ -247,11 +255,13 @@ class PrivateOpenSSH(Target):
     # --- the interface ----------------------------------------------------------------------------
 
     def client_options(self) -> list[str]:
+        # Only -F, -i and -o: ssh, scp, sftp and rsync's `-e ssh` all take them the same way.
         assert self.dir is not None
         return [
             "-F", "/dev/null",  # never the user's ssh_config
-            "-p", str(self.port),
             "-i", str(self.dir / "client_key"),
+            "-o", f"Port={self.port}",
+            "-o", f"User={self.user}",
             "-o", "IdentitiesOnly=yes",
             "-o", "IdentityAgent=none",
             "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
@@ -268,7 +278,50 @@ class PrivateOpenSSH(Target):
         ]
 
     def destination(self) -> list[str]:
-        return ["-l", self.user, "127.0.0.1"]
+        return ["127.0.0.1"]
+
+    # The server shares this machine's filesystem: its scratch dirs and files are local.
+
+    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
+        if where == "tmpfs":
+            return str(cleanup.make_temp_dir(prefer_shm=True))
+        from sshbench.cleanup import disk_dir
+
+        return str(cleanup.make_temp_dir(base_dir=disk_dir()))
+
+    def put_file(self, local: str, remote: str) -> None:
+        shutil.copyfile(local, remote)
+
+    def file_digest(self, path: str) -> tuple[int, str] | None:
+        from sshbench.payload import sha256_of
+
+        try:
+            return os.path.getsize(path), sha256_of(Path(path))
+        except OSError:
+            return None
+
+    def remove_file(self, path: str) -> None:
+        Path(path).unlink(missing_ok=True)
+
+    def client_env(self) -> dict[str, str] | None:
+        return self.env
+
+    def server_cpu_total(self) -> float | None:
+        """The listener's cutime+cstime: every finished session it reaped. Right only when the session
+        process is the listener's own child, i.e. run as root (a normal user's session is reaped
+        elsewhere, see the research notes); waits (bounded) until the last session is reaped."""
+        if os.geteuid() != 0 or self.process is None:
+            return None
+        from sshbench.cleanup import descendants
+
+        deadline = time.monotonic() + 5.0
+        while descendants(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.005)  # bounded: sshd reaps its session child right after the client leaves
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
 
     def client_algorithms(self) -> ClientAlgorithms:
         assert self._client is not None

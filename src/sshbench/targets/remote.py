@@ -7,7 +7,7 @@ import subprocess
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G, strip_kex_pseudo
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
-from sshbench.sshlog import explain_failure, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
 from sshbench.targets.base import Target, probe
 
 
@@ -48,6 +48,9 @@ class RemoteHost(Target):
         if kexinit is None:
             raise RunError(f"{self.host}: the server's KEXINIT proposal was not in ssh -vv output")
         self.server_version = parse_ssh_log(log).remote_version
+        local_kexinit = parse_local_kexinit(log)
+        if local_kexinit is not None:
+            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
         self._server = ServerAlgorithms(
             ciphers=[c for c in kexinit.ciphers_ctos if c in kexinit.ciphers_stoc],
             macs=[m for m in kexinit.macs_ctos if m in kexinit.macs_stoc],

@@ -1,4 +1,4 @@
-"""The one small interface every transfer tool implements (ssh pipe now; scp, sftp, rsync later)."""
+"""The one small interface every transfer tool implements (pipe, scp, scp-legacy, sftp, rsync)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 
@@ -19,16 +20,53 @@ class SinkReport:
     sink_cpu_s: float | None = None  # the reader process itself
 
 
+@dataclass
+class TrialFiles:
+    """Where one trial's data comes from and goes to. Paths on the server are strings (it may be
+    another machine); for a handshake trial the sources are empty files."""
+
+    local_source: str  # up: the payload file
+    remote_source: str | None  # down: the payload on the server
+    remote_sink: str  # up: "/dev/null" or a file on the server
+    local_sink: str  # down: "/dev/null" or a local file
+
+
+@dataclass
+class Invocation:
+    argv: list[str]
+    stdin: str = "/dev/null"  # the file fed to the client's stdin
+    stdout: str | None = None  # where the client's stdout goes (None: captured for parse_output)
+
+
 class TransferTool(ABC):
+    """A way of moving a file over ssh. Every tool passes the same ssh options (so the algorithms are
+    pinned and `-v` shows what was negotiated); they differ in how the options reach ssh."""
+
     name: ClassVar[str]
+    program: ClassVar[str]  # the client binary it runs
+    #: True when the server side reports its own clock, byte count and CPU (the pipe's dd script)
+    reports_server_side: ClassVar[bool] = False
+    #: True when it cannot write to /dev/null (rsync renames a temp file into place)
+    needs_file_sink: ClassVar[bool] = False
+
+    def missing(self) -> str | None:
+        """Why this tool cannot run here (one line with the fix), or None."""
+        import shutil
+
+        if shutil.which(self.program) is None:
+            return f"{self.program} not found; install it: apt-get install {self.package}"
+        return None
+
+    package: ClassVar[str] = "openssh-client"
 
     @abstractmethod
-    def remote_command(self) -> str:
-        """The command the server runs for an upload trial (its stdin is the payload)."""
+    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
+                   workdir: Path) -> Invocation:
+        """The client command for one trial. `ssh_options` are -F/-i/-o options (never -p/-l)."""
 
-    @abstractmethod
-    def parse_output(self, stdout: str) -> SinkReport:
-        """Read the server side's report from what the remote command printed."""
+    def parse_output(self, stdout: str, stderr: str) -> SinkReport:
+        """The server side's report, where the tool has one."""
+        return SinkReport()
 
 
 # --- helpers for tools whose server side is a small POSIX shell script ---------------------------
@@ -47,15 +85,19 @@ def wrap_posix(script: str) -> str:
     return "exec sh -c " + shlex.quote(script)
 
 
-def stat_snapshot_script(reader: str) -> str:
+def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
     """Around `reader`: snapshot the sshd session process's /proc stat, then the shell's own (whose
     cutime/cstime is the reader's CPU), and the clock tick; print them marked. Exit with the reader's status."""
+    # schedstat's first field is on-CPU nanoseconds: 10 ms stat ticks are too coarse for short trials.
     return (
-        f's=/proc/$PPID/stat; a=-; [ -r "$s" ] && read -r a < "$s"; '
+        f's=/proc/$PPID/stat; n=/proc/$PPID/schedstat; a=-; [ -r "$s" ] && read -r a < "$s"; '
+        f'x=-; [ -r "$n" ] && read -r x < "$n"; d=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; '
         f"{reader}; rc=$?; "
+        f'y=-; [ -r "$n" ] && read -r y < "$n"; '
         f'b=-; [ -r "$s" ] && read -r b < "$s"; c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; '
-        f'echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; '
-        f'echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; exit $rc'
+        f'{{ echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; echo "{MARK}-C0 $d"; '
+        f'echo "{MARK}-NA $x"; echo "{MARK}-NB $y"; echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; '
+        f'}} >&{report_fd}; exit $rc'
     )
 
 
@@ -65,6 +107,14 @@ def _stat_fields(line: str | None) -> list[str] | None:
         return None
     fields = line.rsplit(")", 1)[1].split()
     return fields if len(fields) >= 15 else None
+
+
+def _schedstat_ns(line: str | None) -> int | None:
+    """First field of /proc/PID/schedstat: nanoseconds the task spent on a CPU."""
+    if not line:
+        return None
+    first = line.split()[0] if line.split() else ""
+    return int(first) if first.isdigit() else None
 
 
 def parse_marked(stdout: str) -> SinkReport:
@@ -87,15 +137,20 @@ def parse_marked(stdout: str) -> SinkReport:
         hz = float(marks.get("HZ") or 100) or 100.0
     except ValueError:
         hz = 100.0
-    before, after, shell = (_stat_fields(marks.get(k)) for k in ("A", "B", "C"))
+    before, after, shell, shell_before = (_stat_fields(marks.get(k)) for k in ("A", "B", "C", "C0"))
+    sched_before, sched_after = (_schedstat_ns(marks.get(k)) for k in ("NA", "NB"))
     try:
-        if before and after:
+        if sched_before is not None and sched_after is not None and sched_after >= sched_before:
+            report.server_cpu_s = (sched_after - sched_before) / 1e9
+        elif before and after:
             # utime, stime are fields 14 and 15 -> indexes 11 and 12
             ticks = int(after[11]) + int(after[12]) - int(before[11]) - int(before[12])
             report.server_cpu_s = max(ticks, 0) / hz
         if shell:
-            # cutime, cstime (fields 16, 17): the reader, a waited-for child of this shell
-            report.sink_cpu_s = (int(shell[13]) + int(shell[14])) / hz
+            # cutime, cstime (fields 16, 17): the reader, a waited-for child of this shell. `exec sh`
+            # inherits the login shell's counts (its rc files' children), hence the difference.
+            base = (int(shell_before[13]) + int(shell_before[14])) if shell_before else 0
+            report.sink_cpu_s = max(int(shell[13]) + int(shell[14]) - base, 0) / hz
     except (ValueError, IndexError):
         pass
     return report

@@ -1,0 +1,56 @@
+"""Baselines measured in the same run as the ssh trials, and the bottleneck verdict drawn from them.
+
+One module per baseline: raw_tcp (the path without SSH), crypto_ceiling (one core running the
+primitive), disk (the payload's source), aesni (--no-aesni), bottleneck (the verdict, pure), and
+analysis (each combination against them). This module is the runner's thin entry point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sshbench.baselines import aesni, crypto_ceiling, disk, raw_tcp
+from sshbench.results import Combination
+
+
+def before_trials(*, combos: list[Combination], target: object, enabled: bool, aesni_env: dict[str, str] | None,
+                  client_crypto_library: str | None = None) -> tuple[dict, Combination | None]:
+    """Verify the AES-NI mask (when asked), take the crypto ceilings (cached), and decide whether the
+    raw TCP control can run. Returns (result.baselines, the raw TCP pseudo-combination or None)."""
+    baselines: dict = {"enabled": enabled, "crypto": {}, "disk": None, "aesni_masked": aesni_env is not None,
+                       "aesni_check": None, "notes": []}
+    if aesni_env is not None:
+        aesni.refuse_unless_applicable(None, {"machine": "x86_64", "aes_ni": True}, client_crypto_library)
+        plain, masked = aesni.verify(aesni_env)
+        baselines["aesni_check"] = {"env": f"{aesni.ENV_VAR}={aesni.MASK}", "primitive": "AES-128-GCM",
+                                    "unmasked_mib_s": plain, "masked_mib_s": masked,
+                                    "cpu_settings_unmasked": aesni.cpu_settings(),
+                                    "cpu_settings_masked": aesni.cpu_settings(aesni_env)}
+    if not enabled:
+        return baselines, None
+    baselines["crypto"] = crypto_ceiling.ceilings(crypto_ceiling.primitives_needed(combos), env=aesni_env)
+    failed = [name for name, entry in baselines["crypto"].items() if entry.get("mib_s") is None]
+    if failed:
+        baselines["notes"].append(f"openssl speed could not measure {', '.join(failed)}")
+    for kind, names in (("cipher", {c.cipher for c in combos}), ("mac", {c.mac for c in combos})):
+        for name in sorted(names):
+            reason = crypto_ceiling.unmapped_reason(kind, name) if name != "implicit" else None
+            if reason:
+                baselines["notes"].append(f"crypto ceiling: {reason}")
+    if raw_tcp.supported(target):
+        return baselines, raw_tcp.RAW_TCP
+    baselines["notes"].append(raw_tcp.REMOTE_SKIP_NOTE)
+    return baselines, None
+
+
+def after_trials(baselines: dict, workdir: Path) -> None:
+    """The disk baseline of the payloads' source (a note only, when they live in memory)."""
+    if not baselines.get("enabled"):
+        return
+    payloads = sorted((p for p in workdir.glob("payload-*") if p.is_file()), key=lambda p: p.stat().st_size)
+    if not payloads:
+        return
+    baselines["disk"] = disk.source_baseline(payloads[-1]).to_json()
+
+
+__all__ = ["after_trials", "before_trials", "aesni", "crypto_ceiling", "disk", "raw_tcp"]

@@ -1,0 +1,65 @@
+"""The baselines in the terminal report: two columns for the results table, a baselines block, and
+one sentence per verdict that occurs (report/table.py calls these)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from sshbench.baselines import analysis, bottleneck
+from sshbench.results import Combination
+from sshbench.summary import Summary
+
+COLUMNS = (("x raw TCP", "right"), ("bound by", "left"))
+
+
+def cells(comparisons: dict[Combination, analysis.Comparison], summary: Summary) -> list[str]:
+    found = comparisons.get(summary.combination)
+    if found is None:
+        return ["-", "-"]
+    ratio = "-" if found.vs_raw_tcp is None else f"{found.vs_raw_tcp:.2f}"
+    return [ratio, found.verdict.bound_by if found.verdict else "-"]
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} MiB/s"
+
+
+def baselines_table(result: Any) -> Table | None:
+    """Raw TCP, crypto ceilings, disk, AES-NI mask: what each combination is compared with."""
+    baselines: dict = result.baselines or {}
+    if not baselines.get("enabled") and not baselines.get("aesni_masked"):
+        return None
+    table = Table(title="Baselines (same run)", title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    raw = analysis.raw_tcp_summary(result.trials)
+    if raw is not None:
+        table.add_row("raw TCP", f"{_rate(raw.median_mib_s)} median ({raw.min_mib_s or 0:.0f}-{raw.max_mib_s or 0:.0f}, "
+                                 f"{raw.valid_trials} runs; same payload, no SSH, timed by the receiver)")
+    crypto = baselines.get("crypto") or {}
+    if crypto:
+        cached = all(e.get("cached") for e in crypto.values())
+        rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
+        table.add_row("crypto ceiling", f"{rates} (one core, openssl speed, 32 KiB, per CPU second{', cached' if cached else ''})")
+    disk = baselines.get("disk")
+    if disk:
+        if disk.get("on_disk"):
+            table.add_row("disk", f"payload read {_rate(disk.get('read_mib_s'))} warm (page cache), "
+                                  f"{_rate(disk.get('cold_read_mib_s'))} cold ({disk.get('filesystem')})")
+        else:
+            table.add_row("disk", disk.get("note") or "not on disk")
+    check = baselines.get("aesni_check")
+    if check:
+        table.add_row("AES-NI", f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
+                                f"{_rate(check['unmasked_mib_s'])} unmasked")
+    for note in baselines.get("notes") or []:
+        table.add_row("note", note)
+    return table
+
+
+def verdict_notes(comparisons: dict[Combination, analysis.Comparison]) -> list[str]:
+    """One sentence per verdict that occurs, in the verdicts' order."""
+    seen = {c.verdict.bound_by for c in comparisons.values() if c.verdict}
+    return [f"{word}: {bottleneck.EXPLANATIONS[word]}" for word in bottleneck.VERDICTS if word in seen]

@@ -1,0 +1,87 @@
+"""The ranked results and the environment header as plain rows, shared by the Markdown and HTML reports.
+
+Built from the JSON document (report/json_export.to_document), so that columns other features add to
+each summary (the security verdict, the bottleneck) appear in every format without touching this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sshbench.results import IMPLICIT_MAC
+from sshbench.runner import RunResult
+
+# Optional summary keys (added by other features) shown as a column when any summary has a value.
+OPTIONAL_COLUMNS = (("verdict", "verdict"), ("bound_by", "bottleneck"))
+
+
+@dataclass
+class Column:
+    title: str
+    key: str
+    numeric: bool = False
+
+
+def _fmt(value: object, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def environment_rows(result: RunResult) -> list[tuple[str, str]]:
+    """As seed 000's header: client CPU, SSH versions, target/network, payload, how the trials ran."""
+    env, s = result.environment, result.settings
+    flags = " ".join(k for k, v in (env.get("crypto_flags") or {}).items() if v) or "none"
+    return [
+        ("Host", str(env.get("hostname") or "-")),
+        ("Client CPU", f"{env.get('cpu_model') or '-'} ({env.get('cores') or '?'} cores; crypto flags: {flags})"),
+        ("Client SSH", f"{env.get('client_ssh_version') or '-'}, "
+                       f"{env.get('client_crypto_library') or env.get('openssl_version') or '-'}"),
+        ("Server SSH", f"{env.get('server_ssh_version') or '-'}"),
+        ("Kernel / OS", f"{env.get('kernel') or '-'} / {env.get('os') or '-'}"),
+        ("Target", str(env.get("target") or result.target.get("label") or "-")),
+        ("Payload", f"{env.get('payload_kind') or '-'}, {env.get('payload_size') or '-'}"),
+        ("Trials", f"{s.runs} runs + {s.warmup} warm-up, interleaved; tool {s.tool}"),
+        ("Status", result.status + (f" ({result.error})" if result.error else "")),
+    ]
+
+
+def columns(summaries: list[dict]) -> list[Column]:
+    def varies(key: str, default: str | None = None) -> bool:
+        values = {s.get(key) for s in summaries}
+        return len(values) > 1 or (default is not None and values - {default} != set())
+
+    cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
+    for key, default in (("kex", None), ("compression", "none"), ("tool", "pipe"), ("direction", "up")):
+        if varies(key, default):
+            cols.append(Column(key, key))
+    cols += [Column("MiB/s", "median_mib_s", True), Column("min", "min_mib_s", True),
+             Column("max", "max_mib_s", True), Column("CV", "cv", True),
+             Column("x fastest", "relative_to_fastest", True),
+             Column("client CPU s/GiB", "client_cpu_s_per_gib", True),
+             Column("server CPU s/GiB", "server_cpu_s_per_gib", True), Column("valid", "valid")]
+    for key, title in OPTIONAL_COLUMNS:
+        if any(s.get(key) is not None for s in summaries):
+            cols.append(Column(title, key))
+    return cols
+
+
+def cell(summary: dict, rank: int, key: str) -> str:
+    value = summary.get(key)
+    if key == "rank":
+        return str(rank)
+    if key == "mac":
+        return "(implicit)" if value == IMPLICIT_MAC else str(value)
+    if key in ("median_mib_s", "min_mib_s", "max_mib_s"):
+        return _fmt(value, ".1f")
+    if key == "cv":
+        return "-" if value is None else f"{value * 100:.0f}%"
+    if key in ("relative_to_fastest", "client_cpu_s_per_gib", "server_cpu_s_per_gib"):
+        return _fmt(value, ".2f")
+    if key == "valid":
+        valid, invalid = summary.get("valid_trials") or 0, summary.get("invalid_trials") or 0
+        return f"{valid}/{valid + invalid}"
+    return "-" if value is None else str(value)
+
+
+def ranked(summaries: list[dict]) -> tuple[list[Column], list[list[str]]]:
+    cols = columns(summaries)
+    return cols, [[cell(s, rank, c.key) for c in cols] for rank, s in enumerate(summaries, start=1)]

@@ -1,0 +1,82 @@
+"""What the terminal table and the JSON export show about security: a verdict per measured combination and
+whether strict kex (the Terrapin countermeasure) applied. Thin helpers so that report/ stays small.
+
+A report must never be lost to a verdict problem (e.g. a changed ssh-audit layout): these return None /
+"?" with the error as a warning instead of raising.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from sshbench.errors import SshbenchError
+from sshbench.security import terrapin
+from sshbench.security.verdicts import Verdict, combination_verdict
+from sshbench.summary import Summary
+
+
+def strict_kex(environment: dict) -> terrapin.StrictKex:
+    return terrapin.from_environment(environment)
+
+
+def summary_verdict(summary: Summary, environment: dict) -> Verdict | None:
+    c = summary.combination
+    try:
+        return combination_verdict(c.cipher, c.mac, c.kex, c.compression, strict_kex(environment).negotiated)
+    except SshbenchError:
+        return None
+
+
+def verdict_error() -> str | None:
+    """The one-line reason verdicts are unavailable, or None."""
+    from sshbench.security.audit_adapter import load
+
+    try:
+        load()
+    except SshbenchError as err:
+        return str(err)
+    return None
+
+
+def summary_json(summary: Summary, environment: dict) -> dict:
+    """Keys added to each summary in the JSON document."""
+    verdict = summary_verdict(summary, environment)
+    c = summary.combination
+    return {
+        "verdict": verdict.label if verdict else None,
+        "verdict_reason": verdict.reason if verdict else verdict_error(),
+        "terrapin_affected": terrapin.affected(c.cipher, c.mac),
+        "strict_kex_applied": strict_kex(environment).negotiated,
+    }
+
+
+def strict_kex_json(environment: dict) -> dict:
+    s = strict_kex(environment)
+    return {"client": s.client, "server": s.server, "negotiated": s.negotiated, "note": s.describe()}
+
+
+def table_cell(summary: Summary, environment: dict) -> str:
+    verdict = summary_verdict(summary, environment)
+    return verdict.label if verdict else "?"
+
+
+VERDICT_STYLES = {"broken": "bold red", "weak": "yellow", "acceptable": "", "recommended": "green", "?": "dim"}
+
+
+def styled_cell(summary: Summary, environment: dict) -> Text:
+    cell = table_cell(summary, environment)
+    return Text(cell, style=VERDICT_STYLES.get(cell, ""))
+
+
+def report_notes(summaries: list[Summary], environment: dict) -> list[str]:
+    """Lines under the table: which Terrapin case applied, and why verdicts are missing if they are."""
+    error = verdict_error()
+    if error:
+        return [f"no security verdicts: {error}"]
+    notes = [f"verdicts: {strict_kex(environment).describe()}; chacha20-poly1305 and CBC+ETM are rated "
+             "with that (Terrapin, CVE-2023-48795)"]
+    below = [(s, summary_verdict(s, environment)) for s in summaries]
+    for s, verdict in below:
+        if verdict is not None and verdict.level.label in ("broken", "weak"):
+            notes.append(f"{s.combination.label} is {verdict.label}: {verdict.reason}")
+    return notes

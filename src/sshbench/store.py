@@ -1,0 +1,535 @@
+"""The results store: every run and every trial in an SQLite database, so no measurement is ever lost.
+
+- One row per run (its settings, environment, target and status) and one per trial; a trial is
+  committed the moment it finishes (autocommit), so `kill -9` loses at most the trial in flight.
+- WAL journal: `sshbench report` can read while a run writes.
+- The schema is versioned in the `schema_version` table and upgraded by the MIGRATIONS below; a
+  database written by a newer sshbench, or one that is not ours, is refused with one line.
+- Trials are stored whole (every dataclass field, as JSON) plus a few columns to query by, so fields
+  added to Trial later round-trip without a migration.
+
+Path: --db PATH, else $SSHBENCH_DB, else $XDG_DATA_HOME/sshbench/results.db (~/.local/share/...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import socket
+import sqlite3
+import time
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sshbench import __version__
+from sshbench.cleanup import process_start_time
+from sshbench.errors import RunError, UsageError
+from sshbench.results import IMPLICIT_MAC, Combination, Negotiated, Trial
+from sshbench.runner import RunResult, RunSettings
+
+# PRAGMA application_id: marks the file as an sshbench database ("sshb").
+APPLICATION_ID = 0x73736862
+DEFAULT_TIMEOUT_S = 5.0  # how long to wait for another writer before giving up with one line
+
+# Each entry upgrades the schema from version i to i+1 (index i). Never edit a released entry: append.
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            status TEXT NOT NULL,            -- running | complete | interrupted | failed
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            error TEXT,
+            exit_code INTEGER,
+            hostname TEXT,                   -- the client machine
+            target TEXT,                     -- the target's label
+            owner_pid INTEGER,               -- the process writing it while status = running
+            owner_start INTEGER,             -- that process's start time (pids are reused)
+            origin TEXT NOT NULL,            -- hostname|started_at: the same run in any database
+            imported_at REAL,
+            sshbench_version TEXT,
+            settings_json TEXT NOT NULL,
+            environment_json TEXT NOT NULL,
+            target_json TEXT NOT NULL,
+            combinations_json TEXT NOT NULL,
+            notices_json TEXT NOT NULL,
+            extra_json TEXT NOT NULL DEFAULT '{}'  -- RunResult fields added later (e.g. baselines)
+        )""",
+        "CREATE INDEX runs_origin ON runs(origin)",
+        """CREATE TABLE trials (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,            -- position in the run, in the order measured
+            kind TEXT NOT NULL,
+            cipher TEXT NOT NULL,
+            mac TEXT NOT NULL,
+            kex TEXT NOT NULL,
+            repetition INTEGER NOT NULL,
+            warmup INTEGER NOT NULL,
+            valid INTEGER NOT NULL,
+            mib_s REAL,
+            trial_json TEXT NOT NULL,        -- the whole Trial
+            PRIMARY KEY (run_id, seq)
+        )""",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_path() -> Path:
+    if env := os.environ.get("SSHBENCH_DB"):
+        return Path(env)
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "sshbench" / "results.db"
+
+
+# --- (de)serialising dataclasses ------------------------------------------------------------------
+
+
+def _nested_dataclass(hint: object) -> type | None:
+    """The dataclass in a field's type (`Negotiated`, `Combination | None`), if any."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return hint
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        for arg in typing.get_args(hint):
+            if dataclasses.is_dataclass(arg) and isinstance(arg, type):
+                return arg
+    return None
+
+
+def from_plain(cls: type, data: dict) -> typing.Any:
+    """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
+    missing ones take their defaults."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name not in data:
+            continue
+        value = data[f.name]
+        nested = _nested_dataclass(hints.get(f.name))
+        if nested is not None and isinstance(value, dict):
+            value = from_plain(nested, value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def trial_from_json(data: dict) -> Trial:
+    """A Trial from its `Trial.to_json()` form (flat combination fields), as in `run --json` files."""
+    combo = from_plain(Combination, data)
+    negotiated = from_plain(Negotiated, data.get("negotiated") or {})
+    # Already-built objects are passed through as they are (only dicts are converted).
+    return from_plain(Trial, {**data, "combination": combo, "negotiated": negotiated})
+
+
+def _settings_from(data: dict) -> RunSettings:
+    return from_plain(RunSettings, data)
+
+
+def swept(combinations: list[Combination]) -> str:
+    """What a run varied, for `sshbench runs`: '3 ciphers x 2 MACs; kex X' style."""
+    if not combinations:
+        return "-"
+    parts, fixed = [], []
+    for attr, singular, plural in (("cipher", "cipher", "ciphers"), ("mac", "MAC", "MACs"), ("kex", "kex", "kex"),
+                                   ("compression", "compression", "compressions"), ("tool", "tool", "tools"),
+                                   ("direction", "direction", "directions")):
+        values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
+        if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept
+            values = [v for v in values if v != IMPLICIT_MAC]
+        if len(values) > 1:
+            parts.append(f"{len(values)} {plural}")
+        elif attr in ("cipher", "mac", "kex"):
+            fixed.append(f"{singular} {values[0]}")
+    return " x ".join(parts) + ("; " if parts and fixed else "") + ", ".join(fixed)
+
+
+@dataclass
+class StoredRun:
+    """One line of `sshbench runs`."""
+
+    id: int
+    started_at: float
+    finished_at: float | None
+    status: str  # effective: a 'running' run whose writer is gone reads as 'interrupted'
+    hostname: str | None
+    target: str | None
+    swept: str
+    measured_trials: int
+    client_ssh_version: str | None
+    server_ssh_version: str | None
+    imported: bool
+
+
+# --- the store ------------------------------------------------------------------------------------
+
+
+class Store:
+    def __init__(self, path: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise RunError(f"cannot create the results directory {path.parent}: {err.strerror}") from None
+        if path.is_dir():
+            raise UsageError(f"the results database {path} is a directory")
+        with self._guard():
+            # isolation_level=None: autocommit, so a trial's INSERT is durable when it returns.
+            self.db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
+        try:
+            self._open()
+        except BaseException:
+            self.db.close()
+            raise
+
+    # -- opening and migrating
+
+    def _open(self) -> None:
+        with self._guard():
+            try:
+                tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            except sqlite3.DatabaseError as err:
+                if "not a database" in str(err) or "malformed" in str(err):
+                    raise UsageError(f"{self.path} is not an sshbench results database (not SQLite); "
+                                     "choose another with --db or SSHBENCH_DB") from None
+                raise
+            app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+            if tables and ("schema_version" not in tables or app_id != APPLICATION_ID):
+                raise UsageError(f"{self.path} is an SQLite database but not sshbench's; "
+                                 "choose another with --db or SSHBENCH_DB")
+            version = 0
+            if tables:
+                row = self.db.execute("SELECT max(version) FROM schema_version").fetchone()
+                version = row[0] or 0
+            if version > SCHEMA_VERSION:
+                raise UsageError(f"{self.path} was written by a newer sshbench (schema {version}; this one "
+                                 f"reads up to {SCHEMA_VERSION}): upgrade sshbench")
+            if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if version < SCHEMA_VERSION:
+                self._migrate(version, fresh=not tables)
+
+    def _migrate(self, version: int, fresh: bool) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if fresh:
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self.db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at REAL NOT NULL)")
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    self.db.execute(statement)
+                self.db.execute("INSERT INTO schema_version VALUES (?, ?)", (step + 1, time.time()))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """sqlite3 errors become one line: a busy database after `timeout_s` of waiting, anything else."""
+        try:
+            yield
+        except sqlite3.OperationalError as err:
+            text = str(err)
+            if "locked" in text or "busy" in text:
+                raise RunError(f"the results database {self.path} is busy (another sshbench writing to it?); "
+                               f"waited {self.timeout_s:g} s, try again when it is done") from None
+            raise RunError(f"results database {self.path}: {text}") from None
+        except sqlite3.DatabaseError as err:
+            raise RunError(f"results database {self.path}: {err}") from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._guard():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing a run as it happens
+
+    @staticmethod
+    def _extra_json(result: RunResult) -> str:
+        extras = {f.name: getattr(result, f.name) for f in dataclasses.fields(RunResult)
+                  if f.name not in _RUN_COLUMNS}
+        return json.dumps(extras, default=_jsonable)
+
+    def create_run(self, result: RunResult) -> int:
+        """Record a run before its first trial; sets and returns result.run_id."""
+        with self._guard():
+            cur = self.db.execute(
+                "INSERT INTO runs (status, started_at, hostname, owner_pid, owner_start, origin, sshbench_version,"
+                " settings_json, environment_json, target_json, combinations_json, notices_json)"
+                " VALUES ('running', ?, ?, ?, ?, ?, ?, ?, '{}', '{}', '[]', '[]')",
+                (result.started_at, socket.gethostname(), os.getpid(), process_start_time(os.getpid()),
+                 _origin(socket.gethostname(), result.started_at), __version__,
+                 json.dumps(result.settings_json())))
+        result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]
+        self.update_run(result)
+        return result.run_id
+
+    def update_run(self, result: RunResult) -> None:
+        """Write the run's row (settings, environment, status, ...) from `result`."""
+        assert result.run_id is not None
+        env = result.environment
+        with self._guard():
+            self.db.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ?, exit_code = ?, target = ?,"
+                " settings_json = ?, environment_json = ?, target_json = ?, combinations_json = ?, notices_json = ?,"
+                " extra_json = ? WHERE id = ?",
+                (result.status, result.finished_at, result.error, result.exit_code,
+                 env.get("target") or result.target.get("label"), json.dumps(result.settings_json()),
+                 json.dumps(env), json.dumps(result.target),
+                 json.dumps([asdict(c) for c in result.combinations]), json.dumps(result.notices),
+                 self._extra_json(result), result.run_id))
+
+    def add_trial(self, run_id: int, seq: int, trial: Trial) -> None:
+        """Commit one trial (seq: its position in the run)."""
+        with self._guard():
+            self._put_trial(run_id, seq, trial)
+
+    def _put_trial(self, run_id: int, seq: int, trial: Trial) -> None:
+        c = trial.combination
+        self.db.execute(
+            "INSERT OR REPLACE INTO trials (run_id, seq, kind, cipher, mac, kex, repetition, warmup, valid, mib_s,"
+            " trial_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, seq, trial.kind, c.cipher, c.mac, c.kex, trial.repetition, int(trial.warmup),
+             int(trial.valid), trial.mib_s, json.dumps(asdict(trial))))
+
+    def finish_run(self, result: RunResult) -> None:
+        """The final status, and every trial again: the run's end-of-run cross-check fills in fields."""
+        assert result.run_id is not None
+        with self._transaction():
+            self.update_run(result)
+            self.db.execute("UPDATE runs SET owner_pid = NULL, owner_start = NULL WHERE id = ?", (result.run_id,))
+            for seq, trial in enumerate(result.trials):
+                self._put_trial(result.run_id, seq, trial)
+
+    def claim_run(self, run_id: int) -> None:
+        """This process takes over a stored run (to resume it): status running, owned by us."""
+        with self._guard():
+            self.db.execute("UPDATE runs SET status = 'running', owner_pid = ?, owner_start = ? WHERE id = ?",
+                            (os.getpid(), process_start_time(os.getpid()), run_id))
+
+    def release_run(self, run_id: int, status: str) -> None:
+        """Give a claimed run back untouched (a resume that was refused before measuring)."""
+        with self._guard():
+            self.db.execute("UPDATE runs SET status = ?, owner_pid = NULL, owner_start = NULL WHERE id = ?",
+                            (status, run_id))
+
+    # -- reading
+
+    def resolve(self, run_ref: str | int) -> int:
+        """A run id from 'latest' or a number; UsageError when there is no such run."""
+        with self._guard():
+            if str(run_ref).strip().lower() == "latest":
+                row = self.db.execute("SELECT max(id) FROM runs").fetchone()
+                if row[0] is None:
+                    raise UsageError(f"no runs in {self.path} yet; `sshbench run` makes one")
+                return int(row[0])
+            try:
+                run_id = int(str(run_ref).strip())
+            except ValueError:
+                raise UsageError(f"a run is named by its number or 'latest' (got {run_ref!r})") from None
+            if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise UsageError(f"no run {run_id} in {self.path}; `sshbench runs` lists them")
+            return run_id
+
+    def load_result(self, run_ref: str | int) -> RunResult:
+        run_id = self.resolve(run_ref)
+        with self._guard():
+            row = self.db.execute(
+                "SELECT status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json,"
+                " environment_json, target_json, combinations_json, notices_json, extra_json FROM runs WHERE id = ?",
+                (run_id,)).fetchone()
+            trial_rows = self.db.execute("SELECT trial_json FROM trials WHERE run_id = ? ORDER BY seq",
+                                         (run_id,)).fetchall()
+        (status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json, env_json,
+         target_json, combos_json, notices_json, extra_json) = row
+        try:
+            extras = {k: v for k, v in json.loads(extra_json).items() if k not in _RUN_COLUMNS}
+            return _with_extras(RunResult(
+                settings=_settings_from(json.loads(settings_json)),
+                environment=json.loads(env_json), target=json.loads(target_json),
+                combinations=[from_plain(Combination, c) for c in json.loads(combos_json)],
+                trials=[from_plain(Trial, json.loads(r[0])) for r in trial_rows],
+                status=_effective_status(status, owner_pid, owner_start), error=error, exit_code=exit_code or 0,
+                started_at=started_at, finished_at=finished_at, notices=json.loads(notices_json), run_id=run_id,
+            ), extras)
+        except (ValueError, TypeError, KeyError) as err:
+            raise RunError(f"run {run_id} in {self.path} cannot be read: {err}") from None
+
+    def list_runs(self) -> list[StoredRun]:
+        with self._guard():
+            rows = self.db.execute(
+                "SELECT r.id, r.started_at, r.finished_at, r.status, r.owner_pid, r.owner_start, r.hostname,"
+                " r.target, r.combinations_json, r.environment_json, r.imported_at,"
+                " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND NOT t.warmup AND t.valid)"
+                " FROM runs r ORDER BY r.id").fetchall()
+        out = []
+        for (run_id, started, finished, status, pid, start, host, target, combos_json, env_json, imported,
+             measured) in rows:
+            try:
+                combos = [from_plain(Combination, c) for c in json.loads(combos_json)]
+                env = json.loads(env_json)
+            except (ValueError, TypeError):
+                combos, env = [], {}
+            out.append(StoredRun(
+                id=run_id, started_at=started, finished_at=finished,
+                status=_effective_status(status, pid, start), hostname=env.get("hostname") or host,
+                target=target, swept=swept(combos), measured_trials=measured,
+                client_ssh_version=env.get("client_ssh_version"), server_ssh_version=env.get("server_ssh_version"),
+                imported=imported is not None,
+            ))
+        return out
+
+    # -- export / import (merging machines into one database)
+
+    def export_document(self, run_ref: str | int) -> dict:
+        from sshbench.report.json_export import to_document
+
+        result = self.load_result(run_ref)
+        # The `run --json` document, plus the planned combinations (so an import can be resumed/compared
+        # with the combinations that had no valid trial).
+        return {**to_document(result), "combinations": [asdict(c) for c in result.combinations]}
+
+    def import_document(self, doc: object, source: str) -> int:
+        """Add a run from an export (or a `run --json` file); all or nothing. Returns its new id."""
+        result = result_from_document(doc, source)
+        origin = _origin(result.environment.get("hostname"), result.started_at)
+        with self._transaction():
+            existing = self.db.execute("SELECT id FROM runs WHERE origin = ?", (origin,)).fetchone()
+            if existing:
+                raise UsageError(f"{source} is already in {self.path} as run {existing[0]}")
+            cur = self.db.execute(
+                "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version,"
+                " settings_json, environment_json, target_json, combinations_json, notices_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
+                (result.status, result.started_at, result.environment.get("hostname"), origin, time.time(),
+                 doc.get("sshbench_version") if isinstance(doc, dict) else None))
+            result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]
+            self.update_run(result)
+            for seq, trial in enumerate(result.trials):
+                self._put_trial(result.run_id, seq, trial)
+        return result.run_id
+
+
+# RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
+_RUN_COLUMNS = {"settings", "environment", "target", "combinations", "trials", "status", "error", "exit_code",
+                "started_at", "finished_at", "notices", "run_id"}
+
+
+def _jsonable(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _with_extras(result: RunResult, extras: dict) -> RunResult:
+    """Fill fields added to RunResult after the columns were designed (dicts/lists/scalars as stored)."""
+    hints = typing.get_type_hints(RunResult)
+    for f in dataclasses.fields(RunResult):
+        if f.name in extras:
+            value = extras[f.name]
+            nested = _nested_dataclass(hints.get(f.name))
+            if nested is not None and isinstance(value, dict):
+                value = from_plain(nested, value)
+            setattr(result, f.name, value)
+    return result
+
+
+def _origin(hostname: str | None, started_at: float) -> str:
+    return f"{hostname or '?'}|{float(started_at)!r}"
+
+
+def _effective_status(status: str, owner_pid: int | None, owner_start: int | None) -> str:
+    """A run still marked 'running' whose process is gone (kill -9, power loss) was interrupted."""
+    if status != "running":
+        return status
+    if owner_pid is not None and owner_start is not None and process_start_time(owner_pid) == owner_start:
+        return "running"
+    return "interrupted"
+
+
+def result_from_document(doc: object, source: str) -> RunResult:
+    """A RunResult from the JSON export document; UsageError (one line) when it is not one."""
+    from sshbench.report.json_export import SCHEMA_VERSION as JSON_SCHEMA_VERSION
+
+    def bad(reason: str) -> UsageError:
+        return UsageError(f"{source} is not an sshbench run export: {reason}")
+
+    if not isinstance(doc, dict):
+        raise bad("not a JSON object")
+    version = doc.get("schema_version")
+    if not isinstance(version, int):
+        raise bad("no schema_version")
+    if version > JSON_SCHEMA_VERSION:
+        raise UsageError(f"{source} was written by a newer sshbench (JSON schema {version}); upgrade sshbench")
+    try:
+        for key, kind in (("settings", dict), ("environment", dict), ("trials", list), ("started_at", (int, float)),
+                          ("status", str)):
+            if not isinstance(doc.get(key), kind):
+                raise bad(f"'{key}' is missing or has the wrong type")
+        trials = []
+        for index, data in enumerate(doc["trials"]):
+            if not isinstance(data, dict):
+                raise bad(f"trial {index} is not an object")
+            missing = [k for k in ("kind", "cipher", "mac", "kex", "repetition", "warmup", "payload_bytes",
+                                   "started_at", "valid") if k not in data]
+            if missing:
+                raise bad(f"trial {index} lacks {', '.join(missing)}")
+            trials.append(trial_from_json(data))
+        combos_data = doc.get("combinations")
+        if isinstance(combos_data, list):
+            combos = [from_plain(Combination, c) for c in combos_data]
+        else:  # a `run --json` file: the combinations that were measured, in order
+            combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
+        status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
+        return RunResult(
+            settings=_settings_from(doc["settings"]), environment=doc["environment"],
+            target=doc.get("target") if isinstance(doc.get("target"), dict) else {}, combinations=combos,
+            trials=trials, status=status, error=doc.get("error"), exit_code=0,
+            started_at=float(doc["started_at"]), finished_at=doc.get("finished_at"),
+        )
+    except UsageError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise bad(str(err)) from None
+
+
+def read_document(path: str) -> tuple[dict, str]:
+    """Read an export file: (document, its name for messages)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not an sshbench run export: not text") from None
+    try:
+        return json.loads(text), path
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path} is not an sshbench run export: invalid JSON at line {err.lineno}") from None
+
+
+def open_store(path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Store:
+    """The results store at `path` (--db), else $SSHBENCH_DB, else the XDG data dir; created if absent."""
+    return Store(Path(path) if path else default_path(), timeout_s=timeout_s)

@@ -1,0 +1,274 @@
+"""The command-line side of the results store: `run --db/--resume` recording, and the `runs`, `report`,
+`compare`, `export` and `import` subcommands (cli.py only wires these in)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import io
+import json
+import os
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sshbench.errors import RunError, SshbenchError, UsageError
+from sshbench.results import Trial
+from sshbench.runner import RunResult, RunSettings
+from sshbench.store import Store, open_store, read_document
+
+REPORT_FORMATS = ("table", "markdown", "csv", "json", "html")
+# `run` options that are not measurement settings (allowed with --resume).
+_NOT_SETTINGS = {"command", "verbose", "json", "db", "resume"}
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--db", metavar="PATH", help="results database (default $SSHBENCH_DB, else "
+                                                  "$XDG_DATA_HOME/sshbench/results.db)")
+    run.add_argument("--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, "
+                                                        "with its stored settings")
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser("runs", help="list the runs in the results database")
+    runs.add_argument("--db", metavar="PATH", help="results database")
+
+    report = sub.add_parser("report", help="a stored run's results as a table, Markdown, CSV, JSON or HTML")
+    report.add_argument("run", nargs="?", default="latest", help="run id or 'latest' (default)")
+    report.add_argument("--format", choices=REPORT_FORMATS, default="table")
+    report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    report.add_argument("--charts", metavar="DIR", help="also write the charts as SVG and PNG into DIR")
+    report.add_argument("--db", metavar="PATH", help="results database")
+
+    compare = sub.add_parser("compare", help="the same combinations side by side across stored runs")
+    compare.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or 'latest'); the first is the baseline")
+    compare.add_argument("--db", metavar="PATH", help="results database")
+
+    export = sub.add_parser("export", help="a stored run as JSON (to merge machines with `import`)")
+    export.add_argument("run", help="run id or 'latest'")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    export.add_argument("--db", metavar="PATH", help="results database")
+
+    imp = sub.add_parser("import", help="add a run exported from another machine (or a `run --json` file)")
+    imp.add_argument("file", help="the JSON file")
+    imp.add_argument("--db", metavar="PATH", help="results database")
+
+
+def write_output(text: str | bytes, path: str | None, out: Console) -> None:
+    """To FILE atomically (temp file renamed into place), or to standard output."""
+    if path is None:
+        out.file.write(text if isinstance(text, str) else text.decode())
+        out.file.flush()
+        return
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text)
+        tmp.replace(target)
+    except OSError as err:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise RunError(f"cannot write {path}: {err.strerror}") from None
+
+
+def check_writable(path: str | None) -> None:
+    """Fail before the work (rendering charts, reading the store) when FILE cannot be written anyway."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise RunError(f"cannot write {path}: Is a directory")
+    parent = target.parent
+    if not parent.is_dir():
+        raise RunError(f"cannot write {path}: No such directory {parent}")
+    if not os.access(parent, os.W_OK):
+        raise RunError(f"cannot write {path}: Permission denied")
+
+
+# --- sshbench run: recording into the store -------------------------------------------------------
+
+
+class RunRecorder:
+    """Keeps a run in the store as it happens: the run row first, each trial as it finishes, the status last."""
+
+    def __init__(self, args: argparse.Namespace, defaults: argparse.Namespace) -> None:
+        self.store: Store = open_store(args.db)
+        self.resume_from: RunResult | None = None
+        self.planned = False
+        self.resumed_status = "interrupted"
+        if args.resume is not None:
+            given = [name for name, value in vars(args).items()
+                     if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)]
+            if given:
+                raise UsageError(f"--resume uses the stored run's settings; drop --{given[0].replace('_', '-')}")
+            from sshbench import resume
+
+            stored = self.store.load_result(args.resume)
+            self.resumed_status = stored.status
+            self.resume_from = resume.prepare(stored)
+
+    @property
+    def settings(self) -> RunSettings | None:
+        return self.resume_from.settings if self.resume_from else None
+
+    def started(self, result: RunResult) -> None:
+        if self.resume_from is not None:
+            assert result.run_id is not None
+            self.store.claim_run(result.run_id)
+        else:
+            self.store.create_run(result)
+
+    def on_plan(self, result: RunResult) -> None:
+        """The environment and the matrix are known now, before the first trial."""
+        self.planned = True
+        self.store.update_run(result)
+
+    def on_trial(self, result: RunResult, trial: Trial) -> None:
+        assert result.run_id is not None
+        self.store.add_trial(result.run_id, len(result.trials) - 1, trial)
+
+    def finished(self, result: RunResult, err: Console) -> bool:
+        """Final status and trials; False (after one line on stderr) when the store could not take them."""
+        try:
+            if self.resume_from is not None and not self.planned:
+                # Refused before measuring (e.g. another OpenSSH): the stored run stays as it was.
+                assert result.run_id is not None
+                self.store.release_run(result.run_id, self.resumed_status)
+            else:
+                self.store.finish_run(result)
+            err.print(f"sshbench: run {result.run_id} saved in {self.store.path}", highlight=False, markup=False)
+            return True
+        except SshbenchError as e:
+            err.print(f"sshbench: error: {e}", highlight=False, markup=False)
+            return False
+        finally:
+            self.store.close()
+
+
+# --- the subcommands ------------------------------------------------------------------------------
+
+
+def _date(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    with open_store(args.db) as store:
+        runs = store.list_runs()
+        if not runs:
+            err.print(f"sshbench: no runs in {store.path} yet", highlight=False, markup=False)
+            return 0
+    header = ["id", "date", "host", "target", "swept", "trials", "client ssh", "status"]
+    rows = [[str(r.id), _date(r.started_at), r.hostname or "-", r.target or "-", r.swept, str(r.measured_trials),
+             r.client_ssh_version or "-", r.status + (" (imported)" if r.imported else "")] for r in runs]
+    # Plain aligned columns, never wrapped or cut: one line per run, easy to grep.
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        line = "  ".join(cell.rjust(w) if i in (0, 5) else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths)))
+        out.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+def render_report(result: RunResult, fmt: str) -> str:
+    from sshbench.report import csv_export, html, json_export, markdown, table
+
+    if fmt == "markdown":
+        return markdown.render(result)
+    if fmt == "csv":
+        return csv_export.render(result)
+    if fmt == "json":
+        return json.dumps(json_export.to_document(result), indent=2) + "\n"
+    if fmt == "html":
+        return html.render(result)
+    buffer = io.StringIO()
+    table.print_report(result, Console(file=buffer, width=160, highlight=False, force_terminal=False))
+    return buffer.getvalue()
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    check_writable(args.output)
+    with open_store(args.db) as store:
+        result = store.load_result(args.run)
+    if args.format == "table" and args.output is None:
+        from sshbench.report import table
+
+        table.print_report(result, out)
+    else:
+        write_output(render_report(result, args.format), args.output, out)
+    if args.output:
+        err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
+    if args.charts:
+        from sshbench.report import charts
+
+        try:
+            Path(args.charts).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RunError(f"cannot create {args.charts}: {e.strerror}") from None
+        written = charts.write_charts(result, Path(args.charts))
+        err.print(f"sshbench: wrote {len(written)} chart files into {args.charts}", highlight=False, markup=False)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench import compare
+
+    with open_store(args.db) as store:
+        ids = [store.resolve(ref) for ref in args.runs]
+        if len(set(ids)) < 2:
+            raise UsageError("compare needs at least two different runs")
+        results = [store.load_result(i) for i in ids]
+    comparison = compare.compare_runs(results)
+    for line in compare.header_lines(comparison):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(compare_table(comparison))
+    for line in compare.only_in_lines(comparison):
+        out.print(line, markup=False, highlight=False)
+    return 0
+
+
+def compare_table(comparison) -> Table:
+    from sshbench.compare import Comparison
+
+    assert isinstance(comparison, Comparison)
+    table = Table(title=f"MiB/s (median) per run; ratio = run / run {comparison.run_labels[0]} "
+                        "(± propagated from each run's spread)", title_justify="left")
+    table.add_column("combination")
+    for label in comparison.run_labels:
+        table.add_column(f"run {label}", justify="right")
+    for label in comparison.run_labels[1:]:
+        table.add_column(f"{label} / {comparison.run_labels[0]}", justify="right")
+    for row in comparison.rows:
+        medians = ["-" if m is None else f"{m:.1f}" for m in row.medians]
+        ratios = ["-" if r is None else f"{r.value:.2f} ± {r.uncertainty:.2f}" for r in row.ratios]
+        table.add_row(Text(row.label), *medians, *ratios)  # Text: '[kex]' is not rich markup
+    return table
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    check_writable(args.output)
+    with open_store(args.db) as store:
+        doc = store.export_document(args.run)
+    write_output(json.dumps(doc, indent=2) + "\n", args.output, out)
+    if args.output:
+        err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
+    doc, name = read_document(args.file)
+    with open_store(args.db) as store:
+        run_id = store.import_document(doc, name)
+        out.print(f"imported {args.file} as run {run_id} in {store.path}", markup=False, highlight=False)
+    return 0
+
+
+COMMANDS = {"runs": cmd_runs, "report": cmd_report, "compare": cmd_compare, "export": cmd_export,
+            "import": cmd_import}

@@ -1,0 +1,213 @@
+"""Baselines: the raw TCP control, the crypto ceiling mapping and cache, the disk baseline, and their
+place in a real run's JSON and report (real OpenSSH on loopback, small payloads)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, run_cli
+from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp
+from sshbench.results import IMPLICIT_MAC, Combination
+from sshbench.units import MIB
+
+# --- raw TCP --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def payload(tmp_path: Path) -> Path:
+    path = tmp_path / "payload"
+    path.write_bytes(os.urandom(3 * MIB + 12345))  # not a multiple of the receive buffer
+    return path
+
+
+def test_raw_tcp_moves_exactly_the_payload(payload: Path) -> None:
+    size = payload.stat().st_size
+    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size, repetition=0, warmup=False,
+                                      timeout_s=30)
+    assert trial.valid, trial.invalid_reason
+    assert trial.kind == "raw-tcp" and trial.combination == raw_tcp.RAW_TCP
+    assert trial.received_bytes_at_sink == size and trial.sent_bytes == size
+    assert trial.data_clock == "receiver" and trial.data_s and trial.data_s > 0
+    assert trial.mib_s and trial.mib_s > 0
+    assert trial.client_cpu_s is not None and trial.server_cpu_s is not None
+
+
+def test_raw_tcp_counts_bytes_and_flags_a_short_transfer(payload: Path) -> None:
+    size = payload.stat().st_size
+    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size + 1, repetition=0, warmup=False,
+                                      timeout_s=30)
+    assert not trial.valid
+    assert trial.invalid_reason == f"sink received {size} of {size + 1} bytes"
+
+
+def test_raw_tcp_sink_without_a_sender_stops_promptly() -> None:
+    sink = raw_tcp.TcpSink(timeout_s=30).start()
+    start = time.monotonic()
+    sink.close()
+    assert time.monotonic() - start < 5
+    assert sink.result.error is not None
+
+
+def test_raw_tcp_sender_failure_is_an_invalid_trial_not_a_hang(tmp_path: Path) -> None:
+    start = time.monotonic()
+    trial = raw_tcp.run_raw_tcp_trial(payload=tmp_path / "missing", payload_bytes=MIB, repetition=0,
+                                      warmup=False, timeout_s=30)
+    assert time.monotonic() - start < 5
+    assert not trial.valid and "raw TCP sender" in (trial.invalid_reason or "")
+
+
+def test_raw_tcp_is_summarised_like_a_combination() -> None:
+    from sshbench.baselines.analysis import raw_tcp_summary
+    from sshbench.results import Trial
+
+    trials = []
+    for rep, seconds in enumerate((0.010, 0.020, 0.030)):
+        t = Trial(combination=raw_tcp.RAW_TCP, kind="raw-tcp", repetition=rep, warmup=False,
+                  payload_bytes=10 * MIB, started_at=0.0, valid=True, data_s=seconds)
+        trials.append(t)
+    summary = raw_tcp_summary(trials)
+    assert summary is not None and summary.valid_trials == 3
+    assert summary.median_mib_s == pytest.approx(500.0)
+
+
+# --- crypto ceiling ---------------------------------------------------------------------------------
+
+
+def _ssh_q(kind: str) -> list[str]:
+    done = subprocess.run(["ssh", "-Q", kind], capture_output=True, text=True, timeout=10, check=True)
+    return done.stdout.split()
+
+
+def test_mapping_covers_every_cipher_of_ssh_q() -> None:
+    for name in _ssh_q("cipher"):
+        assert name in crypto_ceiling.CIPHER_PRIMITIVES, f"{name} missing from the cipher mapping"
+        assert crypto_ceiling.CIPHER_PRIMITIVES[name] is not None, name
+        assert crypto_ceiling.unmapped_reason("cipher", name) is None
+
+
+def test_mapping_covers_every_mac_of_ssh_q_with_umac_explicit() -> None:
+    names = _ssh_q("mac")
+    for name in names:
+        assert name in crypto_ceiling.MAC_PRIMITIVES, f"{name} missing from the MAC mapping"
+        if name.startswith("umac-"):
+            assert crypto_ceiling.MAC_PRIMITIVES[name] is None
+            assert crypto_ceiling.unmapped_reason("mac", name) == crypto_ceiling.UMAC_REASON
+        else:
+            assert crypto_ceiling.MAC_PRIMITIVES[name] is not None, name
+    assert crypto_ceiling.unmapped_reason("mac", "hmac-future@example.org") is not None
+
+
+def test_documented_examples() -> None:
+    gcm = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
+    assert crypto_ceiling.primitives_for(gcm) == (crypto_ceiling.AES_128_GCM, None)
+    chacha = Combination("chacha20-poly1305@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
+    assert crypto_ceiling.primitives_for(chacha)[0].name == "ChaCha20-Poly1305"
+    ctr = Combination("aes256-ctr", "hmac-sha2-256-etm@openssh.com", "curve25519-sha256")
+    assert [p.name for p in crypto_ceiling.primitives_for(ctr)] == ["AES-256-CTR", "HMAC-SHA256"]
+
+
+def test_combined_ceiling_adds_times_per_byte() -> None:
+    assert crypto_ceiling.combined_ceiling(1000.0, 1000.0) == pytest.approx(500.0)
+    assert crypto_ceiling.combined_ceiling(1000.0, None) == 1000.0
+    assert crypto_ceiling.combined_ceiling(None, 1000.0) is None
+    umac = Combination("aes128-ctr", "umac-64-etm@openssh.com", "k")
+    ceiling, note = crypto_ceiling.ceiling_for(umac, {"AES-128-CTR": {"mib_s": 800.0}})
+    assert ceiling == 800.0 and note is not None and "umac" in note
+
+
+def test_parse_openssl_speed_mr() -> None:
+    recorded = (DATA / "openssl-speed-mr-aes-128-gcm.txt").read_text()
+    assert crypto_ceiling.parse_speed_mr(recorded) == pytest.approx(4298211328.0)
+    assert crypto_ceiling.parse_speed_mr("garbage") is None
+
+
+def test_ceiling_is_measured_once_then_cached(tmp_path: Path) -> None:
+    cache = crypto_ceiling.CeilingCache(tmp_path / "cache.json")
+    first = crypto_ceiling.ceilings([crypto_ceiling.AES_128_CTR], cache=cache)
+    entry = first["AES-128-CTR"]
+    assert entry["mib_s"] and entry["mib_s"] > 10 and entry["cached"] is False
+    start = time.monotonic()
+    second = crypto_ceiling.ceilings([crypto_ceiling.AES_128_CTR], cache=cache)
+    assert second["AES-128-CTR"]["cached"] is True
+    assert second["AES-128-CTR"]["mib_s"] == entry["mib_s"]
+    assert time.monotonic() - start < 0.5  # no openssl speed run the second time
+    # A different capability mask is a different machine for the cache.
+    assert crypto_ceiling.machine_key("v", None) != crypto_ceiling.machine_key("v", "~0x200000200000000")
+
+
+def test_cache_dir_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SSHBENCH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert crypto_ceiling.cache_dir() == tmp_path / "sshbench"
+
+
+# --- disk -----------------------------------------------------------------------------------------
+
+
+def test_filesystem_of_longest_mount_prefix() -> None:
+    mounts = "/dev/vda / ext4 rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n/dev/vdb /data xfs rw 0 0\n"
+    assert disk.filesystem_of(Path("/dev/shm/x"), mounts) == "tmpfs"
+    assert disk.filesystem_of(Path("/data/a/b"), mounts) == "xfs"
+    assert disk.filesystem_of(Path("/database"), mounts) == "ext4"
+
+
+def test_disk_read_and_write_measure_and_leave_nothing(payload: Path, tmp_path: Path) -> None:
+    assert disk.measure_read(payload) > 0
+    assert disk.measure_read(payload, cold=True) > 0
+    before = set(os.listdir(tmp_path))
+    assert disk.measure_write(tmp_path, size=4 * MIB) > 0
+    assert set(os.listdir(tmp_path)) == before
+
+
+def test_disk_baseline_on_memory_is_a_note(tmp_path: Path) -> None:
+    if not os.path.isdir("/dev/shm") or disk.filesystem_of(Path("/dev/shm")) != "tmpfs":
+        pytest.skip("no tmpfs /dev/shm here")
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(dir="/dev/shm", prefix="sshbench-test-") as f:
+        f.write(b"x" * 1024)
+        f.flush()
+        base = disk.source_baseline(Path(f.name))
+    assert base.on_disk is False and base.read_mib_s is None and "memory" in (base.note or "")
+
+
+# --- in a real run ----------------------------------------------------------------------------------
+
+
+def test_run_reports_baselines_and_verdicts(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    done = run_cli("run", "--ciphers", "aes128-ctr", "--macs", "hmac-sha2-256-etm@openssh.com", "--size", "4M",
+                   "--runs", "2", "--warmup", "1", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    raw = [t for t in doc["trials"] if t["kind"] == "raw-tcp"]
+    assert len(raw) == 3  # one per pass: 1 warm-up + 2 runs
+    assert all(t["valid"] and t["received_bytes_at_sink"] == 4 * MIB for t in raw)
+    baselines = doc["baselines"]
+    assert baselines["raw_tcp"]["valid_trials"] == 2 and baselines["raw_tcp"]["median_mib_s"] > 0
+    assert set(baselines["crypto"]) == {"AES-128-CTR", "HMAC-SHA256"}
+    assert all(e["mib_s"] > 0 for e in baselines["crypto"].values())
+    assert baselines["disk"] is not None
+    (summary,) = doc["summaries"]
+    assert 0 < summary["vs_raw_tcp"] and 0 < summary["vs_crypto_ceiling"] < 1.5
+    assert summary["bound_by"] in bottleneck.VERDICTS and summary["bound_by_evidence"]
+    assert "median_mib_s" in summary and "relative_to_fastest" in summary  # existing keys kept
+    assert "x raw TCP" in done.stdout and "bound by" in done.stdout and "Baselines" in done.stdout
+    assert f"bound by {summary['bound_by']}:" in done.stdout
+
+
+def test_no_baselines_runs_no_control(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1", "--warmup", "0",
+                   "--no-baselines", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert not [t for t in doc["trials"] if t["kind"] == "raw-tcp"]
+    assert doc["baselines"]["enabled"] is False and doc["baselines"]["raw_tcp"] is None
+    assert doc["summaries"][0]["vs_raw_tcp"] is None

@@ -1,0 +1,77 @@
+"""The bottleneck verdict on constructed measurements (a pure function: no I/O)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sshbench.baselines import bottleneck
+from sshbench.baselines.bottleneck import Measurements, verdict
+
+
+def word(**kwargs) -> str:
+    found = verdict(Measurements(**kwargs))
+    assert found is not None
+    return found.bound_by
+
+
+def test_no_throughput_no_verdict() -> None:
+    assert verdict(Measurements(mib_s=None)) is None
+    assert verdict(Measurements(mib_s=0.0)) is None
+
+
+def test_network_when_within_ten_percent_of_raw_tcp() -> None:
+    assert word(mib_s=95, raw_tcp_mib_s=100, client_cpu_cores=1.0, crypto_ceiling_mib_s=100) == "network"
+    # Just below the threshold the next check decides.
+    assert word(mib_s=89, raw_tcp_mib_s=100, crypto_ceiling_mib_s=100) == "crypto"
+
+
+def test_crypto_when_within_twenty_percent_of_the_ceiling() -> None:
+    found = verdict(Measurements(mib_s=20, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=22, client_cpu_cores=1.0))
+    assert found is not None and found.bound_by == "crypto"
+    assert "91%" in found.evidence and "22 MiB/s" in found.evidence
+    assert word(mib_s=79, crypto_ceiling_mib_s=100) == "ssh-overhead"
+
+
+def test_client_or_server_cpu_when_near_one_core() -> None:
+    assert word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.97,
+                server_cpu_cores=0.5) == "client-cpu"
+    assert word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.5,
+                server_cpu_cores=0.93) == "server-cpu"
+    # Both busy: the busier one.
+    assert word(mib_s=400, client_cpu_cores=0.92, server_cpu_cores=0.99) == "server-cpu"
+    # The threshold itself counts as busy; just under it does not.
+    assert word(mib_s=400, client_cpu_cores=bottleneck.CPU_BUSY_CORES) == "client-cpu"
+    assert word(mib_s=400, client_cpu_cores=0.89) == "ssh-overhead"
+
+
+def test_disk_only_when_a_disk_is_in_the_path() -> None:
+    assert word(mib_s=180, disk_mib_s=190, raw_tcp_mib_s=3000) == "disk"
+    assert word(mib_s=180, disk_mib_s=None, raw_tcp_mib_s=3000) == "ssh-overhead"
+
+
+def test_window_on_an_emulated_link() -> None:
+    # 2 MiB window over 20 ms RTT caps a channel at 100 MiB/s.
+    assert word(mib_s=90, window_bytes=2 * 1024 * 1024, rtt_s=0.020, raw_tcp_mib_s=500) == "window"
+    assert word(mib_s=50, window_bytes=2 * 1024 * 1024, rtt_s=0.020, raw_tcp_mib_s=500) == "ssh-overhead"
+    assert word(mib_s=90, window_bytes=2 * 1024 * 1024, rtt_s=None) == "ssh-overhead"
+
+
+def test_order_network_before_crypto_before_cpu() -> None:
+    everything = dict(mib_s=100, raw_tcp_mib_s=100, crypto_ceiling_mib_s=100, client_cpu_cores=1.0)
+    assert word(**everything) == "network"
+    assert word(**{**everything, "raw_tcp_mib_s": 1000}) == "crypto"
+    assert word(**{**everything, "raw_tcp_mib_s": 1000, "crypto_ceiling_mib_s": 1000}) == "client-cpu"
+
+
+def test_ssh_overhead_evidence_names_the_fractions() -> None:
+    found = verdict(Measurements(mib_s=400, raw_tcp_mib_s=2000, crypto_ceiling_mib_s=4000,
+                                 client_cpu_cores=0.3, server_cpu_cores=0.8))
+    assert found is not None and found.bound_by == "ssh-overhead"
+    assert "20% of raw TCP" in found.evidence and "10% of the crypto ceiling" in found.evidence
+    assert "server CPU 0.80 core" in found.evidence
+
+
+@pytest.mark.parametrize("name", bottleneck.VERDICTS)
+def test_every_verdict_has_one_sentence(name: str) -> None:
+    sentence = bottleneck.EXPLANATIONS[name]
+    assert sentence.endswith(".") and sentence.count(". ") == 0
