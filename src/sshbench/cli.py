@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="adaptive sizing never goes above this (default 1G)")
     run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
+    run.add_argument("--server", default="openssh",
+                     help="comma list of private server implementations to sweep (default openssh)")
+    run.add_argument("--link", default="loopback",
+                     help="comma list of link profiles to sweep (default loopback)")
     run.add_argument("--tool", default="pipe",
                      help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)")
     run.add_argument("--direction", default="up", choices=["up", "down", "both"],
@@ -96,7 +100,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,
         trial_timeout_s=args.trial_timeout, sshd=args.sshd, ssh_config=args.ssh_config,
         tool=args.tool, direction="down" if args.reverse else args.direction, sink=args.sink, payload=args.payload,
-        file=args.file, compression=args.compression, verify=args.verify,
+        file=args.file, compression=args.compression, verify=args.verify, server=args.server, link=args.link,
         no_aesni=args.no_aesni, baselines=not args.no_baselines,
     )
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

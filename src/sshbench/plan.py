@@ -24,7 +24,8 @@ class ScheduledTrial:
 def build_matrix(ciphers: list[str], macs: list[str], kexes: list[str], aead_ciphers: set[str],
                  compression: str | list[str] = NO_COMPRESSION, tool: str | list[str] = "pipe",
                  direction: str | list[str] = "up", sink: str | list[str] = "null",
-                 payload: str | list[str] = "random") -> list[Combination]:
+                 payload: str | list[str] = "random", server: str = "openssh", client: str = "openssh",
+                 link: str | list[str] = "loopback") -> list[Combination]:
     """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
     own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
     ciphers reads together per setting."""
@@ -32,13 +33,15 @@ def build_matrix(ciphers: list[str], macs: list[str], kexes: list[str], aead_cip
         return [value] if isinstance(value, str) else list(value)
 
     combos: list[Combination] = []
-    for payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
-            as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression), kexes):
+    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
+            as_list(link), as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression),
+            kexes):
         for cipher in ciphers:
             cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
             for mac in cipher_macs:
                 combo = Combination(cipher=cipher, mac=mac, kex=kex, compression=comp, tool=tool_name,
-                                    direction=dir_name, sink=sink_name, payload=payload_kind)
+                                    direction=dir_name, sink=sink_name, payload=payload_kind, server=server,
+                                    client=client, link=link_name)
                 if combo not in combos:
                     combos.append(combo)
     return combos

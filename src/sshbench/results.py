@@ -26,6 +26,9 @@ class Combination:
     direction: str = "up"  # "up": client to server; "down": server to client
     sink: str = "null"  # where the receiver writes: "null" (/dev/null), "tmpfs", "disk"
     payload: str = "random"  # "random", "zero", "text" or "file" (--file)
+    server: str = "openssh"  # the server implementation (sshbench.targets.SERVERS)
+    client: str = "openssh"  # the client implementation: never mixed silently in one ranking
+    link: str = "loopback"  # the emulated link profile (sshbench.links)
 
     @property
     def label(self) -> str:
@@ -33,10 +36,10 @@ class Combination:
         return f"{self.cipher}{mac}"
 
     @property
-    def shape(self) -> tuple[str, str, str, str, str]:
+    def shape(self) -> tuple[str, ...]:
         """Everything but the cipher, MAC and payload content: connections of the same shape have the
         same fixed costs (handshake, session, tool start-up), which handshake trials measure."""
-        return (self.kex, self.compression, self.tool, self.direction, self.sink)
+        return (self.kex, self.compression, self.tool, self.direction, self.sink, self.server, self.client, self.link)
 
 
 @dataclass
@@ -99,6 +102,9 @@ class Trial:
             "direction": combo.direction,
             "sink": combo.sink,
             "payload": combo.payload,
+            "server": combo.server,
+            "client": combo.client,
+            "link": combo.link,
             "negotiated": asdict(self.negotiated),
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,

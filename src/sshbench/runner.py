@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
 from sshbench import environment
-from sshbench.algorithms import select, would_negotiate
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, select, would_negotiate
 from sshbench.cleanup import Cleanup, clean_leftovers, disk_dir, kill_tree, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError, UsageError
 from sshbench.payload import (
@@ -24,7 +24,8 @@ from sshbench.payload import (
 from sshbench.plan import ScheduledTrial, build_matrix, handshake_combinations, schedule
 from sshbench.results import NO_COMPRESSION, Combination, Trial
 from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
-from sshbench.targets import Target, make_target
+from sshbench.links import parse_links
+from sshbench.targets import SERVERS, Target, make_target
 from sshbench.tools import TOOLS, TransferTool, TrialFiles, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.units import GIB, format_size
@@ -49,6 +50,8 @@ class RunSettings:
     file: str | None = None  # the user's own payload file (never modified); overrides payload and size
     compression: str = "off"  # off | on | both
     verify: bool | None = None  # SHA-256 of what arrived; None: on for file sinks
+    server: str = "openssh"  # comma list of private server implementations (sshbench.targets.SERVERS)
+    link: str = "loopback"  # comma list of link profiles (sshbench.links)
     trial_timeout_s: float = 300.0
     ssh: str = "ssh"
     sshd: str | None = None
@@ -85,6 +88,12 @@ class RunSettings:
             if kind not in PAYLOAD_KINDS and kind != "file":
                 raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
         self.compressions()
+        self.link_profiles()
+        for name in self.servers():
+            if self.host is None and name not in SERVERS:
+                raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
+        if self.host is not None and self.servers() != ["openssh"]:
+            raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
         if self.file is not None:
             if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
                 raise UsageError(f"--file {self.file}: not a readable file")
@@ -106,6 +115,12 @@ class RunSettings:
 
     def payloads(self) -> list[str]:
         return ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+
+    def servers(self) -> list[str]:
+        return _comma_list(self.server) or ["openssh"]
+
+    def link_profiles(self) -> list:
+        return parse_links(self.link)
 
     def compressions(self) -> list[str]:
         mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
@@ -173,13 +188,19 @@ class Runner:
         if removed:
             self.result.notices.append(f"removed leftovers of an earlier run that was killed: {', '.join(removed)}")
         cleanup = Cleanup()
-        target: Target | None = None
+        target: Target | None = None  # the first (primary) target: baselines and the header use it
+        self.targets: dict[str, Target] = {}
         try:
             with signals_raise():
                 try:
-                    target = make_target(self.settings.host, sshd=self.settings.sshd, ssh=self.settings.ssh,
-                                         ssh_config=self.settings.ssh_config, env=self.ssh_env)
-                    target.start(cleanup)
+                    links = self.settings.link_profiles()
+                    for server in self.settings.servers():
+                        self.targets[server] = make_target(
+                            self.settings.host, sshd=self.settings.sshd, ssh=self.settings.ssh,
+                            ssh_config=self.settings.ssh_config, env=self.ssh_env, server=server, links=links)
+                        target = target or self.targets[server]
+                        self.targets[server].start(cleanup)
+                    assert target is not None
                     self._measure(target, cleanup)
                     self.result.status = "complete"
                 finally:
@@ -207,6 +228,8 @@ class Runner:
         finally:
             if target is not None:
                 self.result.target = target.describe()
+                if len(self.targets) > 1:
+                    self.result.target["servers"] = {name: t.describe() for name, t in self.targets.items()}
             self._cross_check()
             self.result.finished_at = time.time()
         if self.result.status == "complete" and any(s.valid_trials + s.unmeasured_trials == 0
@@ -216,10 +239,10 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------
 
-    def _measure(self, target: Target, cleanup: Cleanup) -> None:
+    def _select(self, client: ClientAlgorithms, server: ServerAlgorithms, label: str
+                ) -> tuple[list[str], list[str], list[str]]:
+        """The ciphers, MACs and kex to measure between this client and server."""
         s = self.settings
-        client, server = target.client_algorithms(), target.server_algorithms()
-        label = target.label
         ciphers = select("cipher", s.ciphers or "all", client, server, label)
         if s.macs:
             macs = select("mac", s.macs, client, server, label)
@@ -233,18 +256,50 @@ class Runner:
         else:
             default_kex = would_negotiate(client.default_kex, server.kex)
             kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
+        return ciphers, macs, kexes
+
+    def _matrix(self) -> list[Combination]:
+        """Every combination over every (server, client implementation) pair. With several pairs, an
+        algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
+        when no pair can."""
+        s = self.settings
+        pairs = [(name, t, client_name, client) for name, t in self.targets.items()
+                 for client_name, client in t.client_implementations().items()]
+        combos: list[Combination] = []
+        errors: list[UsageError] = []
+        for server_name, target, client_name, client in pairs:
+            try:
+                ciphers, macs, kexes = self._select(client, target.server_algorithms(), target.label)
+            except UsageError as err:
+                if len(pairs) == 1:
+                    raise
+                errors.append(err)
+                self.result.notices.append(f"{client_name}/{server_name}: {err}")
+                continue
+            for tool in self.tools.values():
+                sinks = s.sinks()
+                if tool.needs_file_sink and "null" in sinks:
+                    # rsync renames a temp file into place: /dev/null cannot be its destination
+                    sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
+                    notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
+                    if notice not in self.result.notices:
+                        self.result.notices.append(notice)
+                combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
+                                       tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads(),
+                                       server=server_name, client=client_name,
+                                       link=[p.name for p in s.link_profiles()])
+        if not combos and errors:
+            raise errors[0]
+        return combos
+
+    def _measure(self, target: Target, cleanup: Cleanup) -> None:
+        s = self.settings
+        client, server = target.client_algorithms(), target.server_algorithms()
+        label = target.label
         for tool in self.tools.values():
             if reason := tool.missing():
                 raise RunError(f"transfer tool {tool.name}: {reason}")
-        combos = []
-        for tool in self.tools.values():
-            sinks = s.sinks()
-            if tool.needs_file_sink and "null" in sinks:
-                # rsync renames a temp file into place: /dev/null cannot be its destination
-                sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
-                self.result.notices.append(f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead")
-            combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
-                                   tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads())
+        combos = self._matrix()
         handshakes = handshake_combinations(combos)
         self.result.combinations = combos
         self.result.environment = {
@@ -253,6 +308,9 @@ class Runner:
             "server_strict_kex": server.strict_kex,
             "client_strict_kex": client.strict_kex,
             "target": label,
+            **({"servers": {name: {"label": t.label, "version": t.server_version,
+                                   "strict_kex": t.server_algorithms().strict_kex}
+                            for name, t in self.targets.items()}} if len(self.targets) > 1 else {}),
             "payload_kind": f"file {s.file}" if s.file else ",".join(s.payloads()),
             "payload_size": (format_size(os.path.getsize(s.file)) if s.file else format_size(s.size) if s.size
                              else f"adaptive (~{s.seconds:g} s per trial, at most {format_size(s.max_size)})"),
@@ -260,7 +318,8 @@ class Runner:
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
-        self._files = _TrialPaths(target, cleanup, workdir, combos, s)
+        self._paths = {name: _TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
+        self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
         sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in combos}
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
@@ -338,13 +397,16 @@ class Runner:
                                                             repetition=item.repetition, warmup=item.warmup,
                                                             timeout_s=self.settings.trial_timeout_s)
         combo = item.combination
-        files = self._files.for_trial(combo, item.kind, size)
-        trial = run_trial(ssh=self.settings.ssh, target=target, tool=self.tools[combo.tool], combo=combo,
+        target = self.targets.get(combo.server, target)
+        paths = self._paths.get(combo.server, self._files)
+        files = paths.for_trial(combo, item.kind, size)
+        target.before_trial(combo)
+        trial = run_trial(ssh=self.settings.ssh, target=target, tool=self._tool_for(combo), combo=combo,
                           kind=item.kind, repetition=item.repetition, warmup=item.warmup,
                           payload=Path(files.local_source), payload_bytes=size, workdir=workdir,
                           timeout_s=self.settings.trial_timeout_s, env=self.ssh_env, files=files)
         if item.kind == "transfer":
-            self._files.check_received(trial, files)
+            paths.check_received(trial, files)
             if trial.data_s is None and trial.valid and trial.wall_s is not None:
                 # No server-side clock (scp, sftp, rsync): wall minus the same-shape handshake so far;
                 # _cross_check recomputes it from the final medians.
@@ -352,6 +414,14 @@ class Runner:
                 if wall is not None and trial.wall_s > wall:
                     trial.data_s, trial.data_clock = trial.wall_s - wall, "wall-minus-handshake"
         return trial
+
+    def _tool_for(self, combo: Combination) -> TransferTool:
+        """The tool implementation for the combination's client (an AsyncSSH client has its own pipe)."""
+        if combo.client != "openssh":
+            from sshbench.tools import client_tool
+
+            return client_tool(combo.client, combo.tool)
+        return self.tools[combo.tool]
 
     def _measured(self) -> int:
         return sum(1 for t in self.result.trials if not t.warmup and t.valid)

@@ -41,6 +41,7 @@ class Summary:
         return {
             "cipher": c.cipher, "mac": c.mac, "kex": c.kex, "compression": c.compression,
             "tool": c.tool, "direction": c.direction, "sink": c.sink, "payload": c.payload,
+            "server": c.server, "client": c.client, "link": c.link,
             **{k: getattr(self, k) for k in (
                 "valid_trials", "invalid_trials", "payload_bytes", "median_mib_s", "min_mib_s", "max_mib_s",
                 "q1_mib_s", "q3_mib_s", "iqr_mib_s", "cv", "relative_to_fastest", "client_cpu_s_per_gib",
@@ -61,6 +62,9 @@ class HandshakeSummary:
     tool: str = "pipe"
     direction: str = "up"
     sink: str = "null"
+    server: str = "openssh"
+    client: str = "openssh"
+    link: str = "loopback"
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -182,14 +186,14 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
         if t.kind == "handshake" and not t.warmup:
             groups[t.combination.shape].append(t)
     out = []
-    for (kex, compression, tool, direction, sink), group in groups.items():
+    for (kex, compression, tool, direction, sink, server, client, link), group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
         out.append(HandshakeSummary(
             kex=kex, valid_trials=len(walls), median_ms=_median_or_none(walls),
             min_ms=walls[0] if walls else None, max_ms=walls[-1] if walls else None,
             client_cpu_ms=_median_or_none(cpus), compression=compression, tool=tool, direction=direction,
-            sink=sink,
+            sink=sink, server=server, client=client, link=link,
         ))
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
     return out

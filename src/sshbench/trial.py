@@ -73,7 +73,8 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
     with open(invocation.stdin, "rb") as stdin, open(invocation.stdout or out_path, "wb") as out, \
             open(err_path, "wb") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(invocation.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True,
+        proc = subprocess.Popen([*target.client_prefix(), *invocation.argv], stdin=stdin, stdout=out, stderr=err,
+                                start_new_session=True,
                                 env=env if env is not None else target.client_env())
         RunningProcess.current = proc
         timed_out = threading.Event()

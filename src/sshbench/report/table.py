@@ -52,7 +52,7 @@ def environment_header(result: RunResult) -> Table:
 
 
 # The dimensions besides the algorithms, in the order they are shown (see Combination).
-SETUP_FIELDS = ("tool", "direction", "sink", "payload", "compression")
+SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression")
 
 
 def varying_setup(summaries: list) -> list[str]:
@@ -79,8 +79,13 @@ def results_table(result: RunResult) -> Table:
     table = Table(title=title, title_justify="left")
     comparisons = baseline_analysis.compare(result)
     varying = varying_setup(summaries)
+    # Implementations are part of the combination and always shown once more than OpenSSH is involved:
+    # numbers from different implementations are never silently mixed in one ranking.
+    show_impl = any(x.combination.server != "openssh" or x.combination.client != "openssh" for x in summaries)
     show_wire = any(s.combination.compression != "none" for s in summaries)
     columns = [("#", "right"), ("cipher", "left"), ("MAC", "left")] + ([("kex", "left")] if show_kex else [])
+    if show_impl:
+        columns.append(("client/server", "left"))
     if varying:
         columns.append(("/".join(varying), "left"))
     for name, justify in (*columns, *([("wire/payload", "right")] if show_wire else []),
@@ -93,6 +98,7 @@ def results_table(result: RunResult) -> Table:
         cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
         table.add_row(
             str(rank), c.cipher, "(implicit)" if c.mac == IMPLICIT_MAC else c.mac, *([c.kex] if show_kex else []),
+            *([f"{c.client}/{c.server}"] if show_impl else []),
             *([setup_label(c, varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".2f")] if show_wire else []),
             _fmt(s.median_mib_s), f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}", cv,

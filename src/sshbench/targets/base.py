@@ -101,6 +101,18 @@ class Target(ABC):
         """The environment for client programs (None: ours)."""
         return None
 
+    def client_prefix(self) -> list[str]:
+        """argv prefix for every client program of a trial (e.g. `ip netns exec NS` for emulated links)."""
+        return []
+
+    def before_trial(self, combo) -> None:
+        """Called right before each trial of `combo` on this target (e.g. to shape its link)."""
+
+    def client_implementations(self) -> dict[str, ClientAlgorithms]:
+        """The client implementations that can talk to this server, with what each supports
+        (an AsyncSSH server adds its own client for the ciphers OpenSSH removed)."""
+        return {"openssh": self.client_algorithms()}
+
     def alive(self) -> bool:
         """False once a target we started has died (a remote host cannot be told apart from a network error)."""
         return True

@@ -14,6 +14,18 @@ TOOLS: dict[str, type[TransferTool]] = {
 }
 
 
+# Tools of client implementations other than OpenSSH's, by (client, tool): e.g. an AsyncSSH pipe.
+CLIENT_TOOLS: dict[tuple[str, str], type[TransferTool]] = {}
+
+
+def client_tool(client: str, tool: str) -> TransferTool:
+    try:
+        return CLIENT_TOOLS[(client, tool)]()
+    except KeyError:
+        raise UsageError(f"the {client} client has no {tool!r} transfer tool; known: "
+                         f"{', '.join(t for c, t in CLIENT_TOOLS if c == client) or 'none'}") from None
+
+
 def get_tool(name: str) -> TransferTool:
     try:
         return TOOLS[name]()
@@ -21,4 +33,4 @@ def get_tool(name: str) -> TransferTool:
         raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}") from None
 
 
-__all__ = ["TOOLS", "get_tool", "Invocation", "SinkReport", "TransferTool", "TrialFiles"]
+__all__ = ["CLIENT_TOOLS", "TOOLS", "client_tool", "get_tool", "Invocation", "SinkReport", "TransferTool", "TrialFiles"]
