@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Tools the test suite drives for real (rsync, iproute2 for later features).
-TEST_PACKAGES := rsync iproute2 chromium
+# Tools the test suite drives for real (rsync, iproute2 for --link, dropbear-bin for --server dropbear).
+TEST_PACKAGES := rsync iproute2 chromium dropbear-bin
 
 .PHONY: setup sysdeps bench test clean
 

@@ -4,7 +4,10 @@ In one run, interleaved: sshbench's raw TCP control (the payload file through a 
 connection to an in-process sink, receiver-timed; sshbench.baselines.raw_tcp) and `iperf3`
 with a single stream, both on 127.0.0.1. Prints the medians and their ratio (goal >= 0.95).
 
-    .venv/bin/python bench/control.py [--size 1G] [--runs 5] [--iperf-seconds 2]
+    .venv/bin/python bench/control.py [--size 1G] [--runs 7]
+
+iperf3 moves the same number of bytes (`-n SIZE`), so that both include the same connection
+ramp-up; a busy machine makes single runs swing by 2x, hence interleaved pairs and medians.
 
 Needs iperf3 (apt-get install iperf3).
 """
@@ -33,16 +36,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def iperf3_once(seconds: int) -> float:
-    """One single-stream iperf3 run on loopback: received MiB/s."""
+def iperf3_once(size: int) -> float:
+    """One single-stream iperf3 run on loopback moving `size` bytes (as the control does): received MiB/s."""
     port = free_port()
     server = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         # The client retries its connect for a moment; the server binds within milliseconds.
         for _ in range(50):  # bounded
-            done = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "1", "-t", str(seconds), "-J"],
-                                  capture_output=True, text=True, timeout=seconds + 30)
+            done = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "1", "-n", str(size), "-J"],
+                                  capture_output=True, text=True, timeout=120)
             try:
                 return json.loads(done.stdout)["end"]["sum_received"]["bits_per_second"] / 8 / MIB
             except (ValueError, KeyError):
@@ -60,8 +63,7 @@ def iperf3_once(seconds: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=parse_size, default=parse_size("1G"), help="raw TCP payload (default 1G)")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--iperf-seconds", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     if shutil.which("iperf3") is None:
         print("bench/control.py: iperf3 not found; install it: apt-get install iperf3", file=sys.stderr)
@@ -75,7 +77,7 @@ def main() -> int:
             f.write(os.urandom(args.size % (8 * MIB)))
         # One warm-up of each, then interleaved pairs.
         run_raw_tcp_trial(payload=payload, payload_bytes=args.size, repetition=0, warmup=True, timeout_s=60)
-        iperf3_once(1)
+        iperf3_once(args.size)
         ours, theirs = [], []
         for rep in range(args.runs):
             trial = run_raw_tcp_trial(payload=payload, payload_bytes=args.size, repetition=rep, warmup=False,
@@ -84,14 +86,14 @@ def main() -> int:
                 print(f"raw TCP trial invalid: {trial.invalid_reason}", file=sys.stderr)
                 return 1
             ours.append(trial.mib_s)
-            theirs.append(iperf3_once(args.iperf_seconds))
+            theirs.append(iperf3_once(args.size))
             print(f"run {rep + 1}: sshbench raw TCP {ours[-1]:.0f} MiB/s, iperf3 {theirs[-1]:.0f} MiB/s")
     ours_median, theirs_median = statistics.median(ours), statistics.median(theirs)
     ratio = ours_median / theirs_median
     print(f"sshbench raw TCP control: {ours_median:.0f} MiB/s median of {args.runs} "
           f"({min(ours):.0f}-{max(ours):.0f}), payload {args.size // MIB} MiB")
     print(f"iperf3 single stream:     {theirs_median:.0f} MiB/s median of {args.runs} "
-          f"({min(theirs):.0f}-{max(theirs):.0f}), {args.iperf_seconds} s each")
+          f"({min(theirs):.0f}-{max(theirs):.0f}), -n {args.size // MIB} MiB each")
     print(f"ratio sshbench / iperf3:  {ratio:.2f} (goal >= 0.95): {'met' if ratio >= 0.95 else 'NOT met'}")
     return 0
 

@@ -16,6 +16,23 @@ for pkg in ${SSHBENCH_EXTRA_PACKAGES:-}; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
 done
 missing=$(echo $missing | tr ' ' '\n' | sort -u | tr '\n' ' ')
+# Optional: Dropbear for `--server dropbear`. Installed with the rest as root; otherwise one hint, never a failure.
+if ! have dropbear && [ ! -x /usr/sbin/dropbear ]; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        case " $missing " in *" dropbear-bin "*) ;; *) missing="$missing dropbear-bin" ;; esac
+    else
+        echo "sshbench: optional: --server dropbear needs Dropbear; run: sudo apt-get install -y dropbear-bin" >&2
+    fi
+fi
+# Optional: iproute2 (ip, tc) for `--link` (emulated LAN/WAN links; they need root anyway).
+# Installed with the rest as root; otherwise one hint, never a failure.
+if ! have tc && [ ! -x /usr/sbin/tc ] && [ ! -x /sbin/tc ]; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        case " $missing " in *" iproute2 "*) ;; *) missing="$missing iproute2" ;; esac
+    else
+        echo "sshbench: optional: --link (emulated links, as root) needs iproute2; run: sudo apt-get install -y iproute2" >&2
+    fi
+fi
 [ -z "${missing% }" ] && exit 0
 
 if [ "$(id -u)" = 0 ] && have apt-get; then

@@ -47,11 +47,6 @@ def test_cli_refuses_a_remote_target_in_one_line() -> None:
     assert "Traceback" not in done.stderr
 
 
-def _median(doc: dict) -> float:
-    (summary,) = doc["summaries"]
-    return summary["median_mib_s"]
-
-
 @pytest.mark.skipif(not cpu_info()["aes_ni"], reason="this CPU has no AES-NI to mask")
 def test_no_aesni_collapses_aes_gcm(tmp_path: Path) -> None:
     common = ["run", "--ciphers", "aes128-gcm@openssh.com", "--size", "64M", "--runs", "2", "--warmup", "1",
@@ -65,6 +60,8 @@ def test_no_aesni_collapses_aes_gcm(tmp_path: Path) -> None:
     check = masked_doc["baselines"]["aesni_check"]
     assert masked_doc["baselines"]["aesni_masked"] is True
     assert check["masked_mib_s"] < aesni.MAX_MASKED_FRACTION * check["unmasked_mib_s"]
-    # The ssh transfer itself: ~450 -> ~120 MiB/s was seen here; demand a clear, not exact, drop.
-    assert _median(masked_doc) < 0.7 * _median(normal_doc), (_median(masked_doc), _median(normal_doc))
+    # The ssh transfer itself: ~450 -> ~120 MiB/s was seen here. Rates from two runs on a shared
+    # machine move with its load, CPU time per GiB does not: the masked client must spend clearly more.
+    (normal_s,), (masked_s,) = normal_doc["summaries"], masked_doc["summaries"]
+    assert masked_s["client_cpu_s_per_gib"] > 1.5 * normal_s["client_cpu_s_per_gib"], (masked_s, normal_s)
     assert "AES-NI" in done.stdout and "masked" in done.stdout

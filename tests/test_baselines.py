@@ -47,11 +47,25 @@ def test_raw_tcp_counts_bytes_and_flags_a_short_transfer(payload: Path) -> None:
 
 
 def test_raw_tcp_sink_without_a_sender_stops_promptly() -> None:
-    sink = raw_tcp.TcpSink(timeout_s=30).start()
+    sink = raw_tcp.TcpSink(timeout_s=30).start()  # a process waiting in accept()
+    assert sink.process is not None and sink.process.poll() is None
     start = time.monotonic()
     sink.close()
     assert time.monotonic() - start < 5
-    assert sink.result.error is not None
+    assert sink.process.poll() is not None
+
+
+def test_raw_tcp_sink_stops_by_itself_when_its_parent_goes() -> None:
+    """After a kill -9 of sshbench the sink's stdin pipe closes: it must not linger in accept()."""
+    sink = raw_tcp.TcpSink(timeout_s=60).start()
+    assert sink.process is not None and sink.process.stdin is not None
+    try:
+        sink.process.stdin.close()
+        result = sink.wait()
+        assert result.error == "parent went away"
+        sink.process.wait(timeout=5)
+    finally:
+        sink.close()
 
 
 def test_raw_tcp_sender_failure_is_an_invalid_trial_not_a_hang(tmp_path: Path) -> None:
@@ -60,6 +74,19 @@ def test_raw_tcp_sender_failure_is_an_invalid_trial_not_a_hang(tmp_path: Path) -
                                       warmup=False, timeout_s=30)
     assert time.monotonic() - start < 5
     assert not trial.valid and "raw TCP sender" in (trial.invalid_reason or "")
+
+
+def test_raw_tcp_interrupt_before_connecting_does_not_wait_for_the_sink(
+        payload: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C/SIGTERM raise in the sending thread; the sink, still in accept(), must not hold the exit."""
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(raw_tcp, "send_file", interrupted)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=MIB, repetition=0, warmup=False, timeout_s=60)
+    assert time.monotonic() - start < 5
 
 
 def test_raw_tcp_is_summarised_like_a_combination() -> None:
@@ -211,3 +238,26 @@ def test_no_baselines_runs_no_control(tmp_path: Path) -> None:
     assert not [t for t in doc["trials"] if t["kind"] == "raw-tcp"]
     assert doc["baselines"]["enabled"] is False and doc["baselines"]["raw_tcp"] is None
     assert doc["summaries"][0]["vs_raw_tcp"] is None
+
+
+def test_disk_sink_write_speed_is_measured_when_a_disk_sink_is_used(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    disk_dir = tmp_path / "disk"
+    disk_dir.mkdir()
+    monkeypatch.setenv("SSHBENCH_DISK_DIR", str(disk_dir))
+    out = tmp_path / "run.json"
+    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1", "--warmup", "0",
+                   "--sink", "disk", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())["baselines"]["disk"]
+    assert found["write_mib_s"] > 0 and found["sink_dir"] == str(disk_dir)
+    assert list(disk_dir.iterdir()) == []  # the measurement's file is gone
+    assert "disk sink" in done.stdout
+
+
+def test_raw_tcp_runs_for_private_servers_only() -> None:
+    from sshbench.targets.private_openssh import PrivateOpenSSH
+    from sshbench.targets.remote import RemoteHost
+
+    assert raw_tcp.supported(PrivateOpenSSH.__new__(PrivateOpenSSH))
+    assert not raw_tcp.supported(RemoteHost.__new__(RemoteHost))

@@ -25,7 +25,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = {**os.environ, "SSHBENCH_RUNTIME_DIR": str(base / "runtime"), "SSHBENCH_DB": str(base / "results.db")}
     run_json = base / "run.json"
     done = subprocess.run(sshbench_argv("run", "--ciphers", "aes128-ctr,aes128-gcm@openssh.com", "--size", "1M",
-                                        "--runs", "2", "--warmup", "0", "--json", str(run_json)),
+                                        "--runs", "2", "--warmup", "0", "--no-baselines", "--json", str(run_json)),
                           capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     db = base / "results.db"
@@ -134,14 +134,8 @@ def test_charts_are_written_as_svg_and_png(stored, tmp_path):
 
 
 def test_links_chart_only_when_the_run_has_links():
-    from dataclasses import dataclass
-
     from sshbench.results import Combination
     from sshbench.summary import Summary
-
-    @dataclass(frozen=True, order=True)
-    class LinkCombination(Combination):  # the shape a later "links" feature may give combinations
-        link: str = "unlimited"
 
     def summary(combo, median):
         return Summary(combination=combo, valid_trials=3, invalid_trials=0, payload_bytes=1, median_mib_s=median,
@@ -150,13 +144,14 @@ def test_links_chart_only_when_the_run_has_links():
                        server_cpu_s_per_gib=1.0, median_data_s=1.0, median_wall_s=1.0, wide_spread=False)
 
     plain = [summary(Combination("aes128-ctr", "hmac-sha2-256", "k"), 500.0)]
-    assert charts.links_chart(plain) is None
-    linked = [summary(LinkCombination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
-              for link, comp, rate in (("10mbit", "none", 1.1), ("10mbit", "zlib@openssh.com", 2.5),
-                                       ("1gbit", "none", 110.0), ("1gbit", "zlib@openssh.com", 36.0))]
+    assert charts.links_chart(plain) is None  # loopback only: no link dimension, no chart
+    linked = [summary(Combination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
+              for link, comp, rate in (("wan24m", "none", 2.8), ("wan24m", "zlib@openssh.com", 6.5),
+                                       ("lan1g", "none", 110.0), ("lan1g", "zlib@openssh.com", 36.0))]
     chart = charts.links_chart(linked)
     assert chart is not None and chart.png[:4] == b"\x89PNG" and "<svg" in chart.svg
     assert charts.link_mbit_s(linked[2].combination) == 1000.0
+    assert charts.link_mbit_s(Combination("a", "m", "k", link="200mbit/20ms")) == 200.0
 
 
 def test_export_import_round_trips_into_another_database(stored, tmp_path):

@@ -74,6 +74,18 @@ def test_trials_round_trip_whole_and_are_committed_at_once(tmp_path):
     store.close()
 
 
+def test_fields_added_to_run_result_later_round_trip(tmp_path):
+    """RunResult fields without a column of their own (e.g. baselines) are kept in extra_json."""
+    result = RunResult(settings=RunSettings(), environment={"hostname": "h"})
+    result.baselines = {"enabled": True, "crypto": {"aes-128-ctr": {"mib_s": 7003.1}}, "notes": ["x"]}
+    with open_store(tmp_path / "r.db") as store:
+        store.create_run(result)
+        result.status = "complete"
+        store.finish_run(result)
+        loaded = store.load_result("latest")
+    assert loaded.baselines == result.baselines and loaded.status == "complete"
+
+
 def test_unknown_run_and_bad_reference(tmp_path):
     with open_store(tmp_path / "r.db") as store:
         with pytest.raises(UsageError, match="no runs"):
@@ -200,3 +212,25 @@ def test_unwritable_database_directory_is_one_line(tmp_path):
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert os.path.isfile(blocker)
+
+
+def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
+    from sshbench import resume
+    from sshbench.payload import size_for_rate
+    from sshbench.plan import schedule
+
+    a = Combination("aes128-ctr", "hmac-sha2-256", "k")
+    b = Combination("aes256-ctr", "hmac-sha2-256", "k")
+    plan = schedule([a, b], [a], runs=2, warmup=1, calibrate=True)
+    probe = Trial(combination=a, kind="transfer", repetition=0, warmup=True, payload_bytes=4 << 20,
+                  started_at=1.0, valid=True, data_s=0.01)  # 400 MiB/s
+    measured = Trial(combination=b, kind="transfer", repetition=0, warmup=False, payload_bytes=64 << 20,
+                     started_at=2.0, valid=False, invalid_reason="x")  # invalid still counts as measured
+    left = resume.remaining(plan, [probe, measured])
+    assert len(left) == len(plan) - 2
+    assert all((i.combination, i.kind, i.repetition, i.warmup) not in
+               {(a, "transfer", 0, True), (b, "transfer", 0, False)} for i in left)
+    settings = RunSettings(seconds=1.0)
+    sizes = resume.calibrated_sizes([a, b], [probe, measured], settings)
+    assert sizes == {a: size_for_rate(400.0, 1.0, settings.max_size), b: 64 << 20}
+    assert resume.calibrated_sizes([a], [probe], RunSettings(size=1 << 20)) == {}  # fixed size: nothing to reuse

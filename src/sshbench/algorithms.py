@@ -131,7 +131,12 @@ def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorit
                 f"{', '.join(server.supported(kind)) or '(nothing parsed)'}")
         else:
             legacy = token in LEGACY_CIPHERS or token in LEGACY_MACS
-            hint = " (removed from OpenSSH in 7.6; this ssh client cannot speak it)" if legacy else ""
+            if legacy:
+                from sshbench.legacy import legacy_hint  # who can run it instead (--server asyncssh)
+
+                hint = legacy_hint(kind, token)
+            else:
+                hint = ""
             raise UsageError(f"unknown {kind} {token!r}{hint}; this ssh supports: {', '.join(client.supported(kind))}")
         chosen.extend(m for m in matches if m not in chosen)
     if not chosen:

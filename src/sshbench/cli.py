@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import sys
 
 from rich.console import Console
@@ -45,7 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
     run.add_argument("--server", default="openssh",
-                     help="comma list of private server implementations to sweep (default openssh)")
+                     help="comma list of private server implementations to sweep: openssh, dropbear, asyncssh "
+                          "(default openssh)")
+    run.add_argument("--dropbear-window", type=parse_size, metavar="BYTES",
+                     help="--server dropbear: its receive window (-W), e.g. 8M (default Dropbear's 24576; "
+                          "at most 10M); it caps uploads")
     run.add_argument("--link", default="loopback",
                      help="comma list of link profiles to sweep (default loopback)")
     run.add_argument("--tool", default="pipe",
@@ -77,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    algs.add_argument("--all", action="store_true",
+                      help="also every cipher and MAC the seed write-ups measured, per implementation pair "
+                           "(OpenSSH, Dropbear, AsyncSSH), with the reason where none can run it here")
+    algs.add_argument("--speed", action="store_true",
+                      help="with --all: the raw single-core speed of RC4, Blowfish, CAST5 and 3DES beside AES "
+                           "and ChaCha20 (openssl speed with the legacy provider, and the cryptography package)")
     security_cli.add_algorithms_arguments(algs)  # --db
     store_cli.add_commands(sub)  # runs, report, compare, export, import
     security_cli.add_commands(sub)  # recommend, audit
@@ -101,7 +113,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         trial_timeout_s=args.trial_timeout, sshd=args.sshd, ssh_config=args.ssh_config,
         tool=args.tool, direction="down" if args.reverse else args.direction, sink=args.sink, payload=args.payload,
         file=args.file, compression=args.compression, verify=args.verify, server=args.server, link=args.link,
-        no_aesni=args.no_aesni, baselines=not args.no_baselines,
+        no_aesni=args.no_aesni, baselines=not args.no_baselines, dropbear_window=args.dropbear_window,
     )
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True)
@@ -176,6 +188,10 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(table)
     out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
     security_cli.algorithms_footer(client, server, args.db, out)
+    if getattr(args, "all", False) or getattr(args, "speed", False):
+        from sshbench import legacy_cli
+
+        legacy_cli.print_all(client, server, out, err, speed=args.speed)
     return 0
 
 
@@ -186,6 +202,8 @@ def client_label() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: a stuck run can be diagnosed.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Not a terminal (a file, CI): wide enough that the results table is not folded.
     out = Console(highlight=False)
     if not out.is_terminal:

@@ -31,8 +31,10 @@ class ComparedRow:
     @property
     def label(self) -> str:
         c = self.combination
+        link = getattr(c, "link", "loopback")
         extra = [x for x in (c.kex, None if c.compression == "none" else c.compression,
-                             None if c.tool == "pipe" else c.tool, None if c.direction == "up" else c.direction) if x]
+                             None if c.tool == "pipe" else c.tool, None if c.direction == "up" else c.direction,
+                             None if link == "loopback" else f"link {link}") if x]
         return f"{c.label} [{', '.join(extra)}]"
 
 

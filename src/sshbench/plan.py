@@ -58,21 +58,21 @@ def handshake_combinations(transfers: list[Combination]) -> list[Combination]:
 
 
 def schedule(transfers: list[Combination], handshakes: list[Combination], runs: int, warmup: int,
-             calibrate: bool, raw_tcp: Combination | None = None) -> list[ScheduledTrial]:
+             calibrate: bool, raw_tcp: Combination | list[Combination] | None = None) -> list[ScheduledTrial]:
     """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes.
     Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
     sftp, rsync) has a handshake figure when its calibration probe needs a rate.
-    `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination."""
+    `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination
+    (a list: one per emulated link)."""
     plan: list[ScheduledTrial] = []
+    raw_tcps = [] if raw_tcp is None else [raw_tcp] if isinstance(raw_tcp, Combination) else list(raw_tcp)
     warmup_passes = max(warmup, 1 if calibrate else 0)
     for rep in range(warmup_passes):
         plan.extend(ScheduledTrial(c, "handshake", rep, True) for c in handshakes)
         plan.extend(ScheduledTrial(c, "transfer", rep, True, calibration=calibrate and rep == 0) for c in transfers)
-        if raw_tcp is not None:
-            plan.append(ScheduledTrial(raw_tcp, "raw-tcp", rep, True, calibration=calibrate and rep == 0))
+        plan.extend(ScheduledTrial(r, "raw-tcp", rep, True, calibration=calibrate and rep == 0) for r in raw_tcps)
     for rep in range(runs):
         plan.extend(ScheduledTrial(c, "handshake", rep, False) for c in handshakes)
         plan.extend(ScheduledTrial(c, "transfer", rep, False) for c in transfers)
-        if raw_tcp is not None:
-            plan.append(ScheduledTrial(raw_tcp, "raw-tcp", rep, False))
+        plan.extend(ScheduledTrial(r, "raw-tcp", rep, False) for r in raw_tcps)
     return plan

@@ -10,12 +10,13 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
 from sshbench import environment
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, select, would_negotiate
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
+from sshbench.algorithms import select as select_all
 from sshbench.cleanup import Cleanup, clean_leftovers, disk_dir, kill_tree, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError, UsageError
 from sshbench.payload import (
@@ -26,7 +27,7 @@ from sshbench.results import NO_COMPRESSION, Combination, Trial
 from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
 from sshbench.links import parse_links
 from sshbench.targets import SERVERS, Target, make_target
-from sshbench.tools import TOOLS, TransferTool, TrialFiles, get_tool
+from sshbench.tools import CLIENT_TOOLS, TOOLS, TransferTool, TrialFiles, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.units import GIB, format_size
 
@@ -58,6 +59,7 @@ class RunSettings:
     ssh_config: str | None = None
     no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
     baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
+    dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
 
     def validate(self) -> None:
         if self.runs < 1:
@@ -197,7 +199,8 @@ class Runner:
                     for server in self.settings.servers():
                         self.targets[server] = make_target(
                             self.settings.host, sshd=self.settings.sshd, ssh=self.settings.ssh,
-                            ssh_config=self.settings.ssh_config, env=self.ssh_env, server=server, links=links)
+                            ssh_config=self.settings.ssh_config, env=self.ssh_env, server=server, links=links,
+                            server_options={"dropbear": {"window": self.settings.dropbear_window}})
                         target = target or self.targets[server]
                         self.targets[server].start(cleanup)
                     assert target is not None
@@ -239,10 +242,29 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------
 
-    def _select(self, client: ClientAlgorithms, server: ServerAlgorithms, label: str
-                ) -> tuple[list[str], list[str], list[str]]:
-        """The ciphers, MACs and kex to measure between this client and server."""
+    def _select(self, client: ClientAlgorithms, server: ServerAlgorithms, label: str,
+                skipped: list[str] | None = None) -> tuple[list[str], list[str], list[str]]:
+        """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
+        client/server pairs), a name this pair cannot speak is left out and listed there instead of
+        failing: another pair (an AsyncSSH client for arcfour) may run it."""
         s = self.settings
+
+        def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str
+                   ) -> list[str]:
+            if skipped is None:
+                return select_all(kind, spec, client, server, label)
+            chosen: list[str] = []
+            first_error: UsageError | None = None
+            for token in (t.strip() for t in spec.split(",") if t.strip()):
+                try:
+                    chosen += [n for n in select_all(kind, token, client, server, label) if n not in chosen]
+                except UsageError as err:
+                    first_error = first_error or err
+                    skipped.append(f"{kind} {token}")
+            if not chosen:
+                raise first_error or UsageError(f"--{kind}s {spec!r} selects nothing")
+            return chosen
+
         ciphers = select("cipher", s.ciphers or "all", client, server, label)
         if s.macs:
             macs = select("mac", s.macs, client, server, label)
@@ -268,8 +290,12 @@ class Runner:
         combos: list[Combination] = []
         errors: list[UsageError] = []
         for server_name, target, client_name, client in pairs:
+            skipped: list[str] | None = [] if len(pairs) > 1 else None
             try:
-                ciphers, macs, kexes = self._select(client, target.server_algorithms(), target.label)
+                ciphers, macs, kexes = self._select(client, target.server_algorithms(), target.label, skipped)
+                if skipped:
+                    self.result.notices.append(f"{client_name}/{server_name} leaves out {', '.join(skipped)}: "
+                                               "not spoken by both ends of that pair")
             except UsageError as err:
                 if len(pairs) == 1:
                     raise
@@ -277,6 +303,12 @@ class Runner:
                 self.result.notices.append(f"{client_name}/{server_name}: {err}")
                 continue
             for tool in self.tools.values():
+                if client_name != "openssh" and (client_name, tool.name) not in CLIENT_TOOLS:
+                    # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
+                    notice = f"the {client_name} client has no {tool.name} tool: {client_name}/{server_name} runs pipe only"
+                    if notice not in self.result.notices:
+                        self.result.notices.append(notice)
+                    continue
                 sinks = s.sinks()
                 if tool.needs_file_sink and "null" in sinks:
                     # rsync renames a temp file into place: /dev/null cannot be its destination
@@ -325,9 +357,16 @@ class Runner:
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
             combos=combos, target=target, enabled=s.baselines, aesni_env=self.ssh_env,
             client_crypto_library=self.result.environment.get("client_crypto_library"))
-        if raw_tcp_combo is not None:
-            sizes[raw_tcp_combo] = s.size or min(PROBE_SIZE, s.max_size)
-        plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None, raw_tcp=raw_tcp_combo)
+        # Emulated links (sshbench.netns): the raw TCP control runs once per link, over that link, and
+        # the per-link details (method, RTT, shaper counters) go under baselines["links"].
+        raw_tcp_combos = [] if raw_tcp_combo is None else \
+            [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
+        if hasattr(target, "link_details"):
+            self.result.baselines["links"] = target.link_details()
+        for raw_combo in raw_tcp_combos:
+            sizes[raw_combo] = s.size or min(PROBE_SIZE, s.max_size)
+        plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None,
+                        raw_tcp=raw_tcp_combos or None)
         if self.resume_from is not None:
             plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
@@ -337,7 +376,7 @@ class Runner:
             self._record(index, len(plan), trial, target)
             if item.calibration:
                 self._calibrate(target, item, trial, sizes, payloads, workdir, index, len(plan))
-        baseline_hooks.after_trials(self.result.baselines, workdir)
+        baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
 
     def _note_payloads(self) -> None:
@@ -393,9 +432,12 @@ class Runner:
         size = sizes[item.combination]
         if item.kind == baseline_hooks.raw_tcp.KIND:
             path = self._files.payloads.path_for(size)
+            target.before_trial(item.combination)  # an emulated link: apply it, and run over it
+            link_path = target.raw_tcp_path() if hasattr(target, "raw_tcp_path") else None
             return baseline_hooks.raw_tcp.run_raw_tcp_trial(payload=path, payload_bytes=size,
                                                             repetition=item.repetition, warmup=item.warmup,
-                                                            timeout_s=self.settings.trial_timeout_s)
+                                                            timeout_s=self.settings.trial_timeout_s,
+                                                            combination=item.combination, path=link_path)
         combo = item.combination
         target = self.targets.get(combo.server, target)
         paths = self._paths.get(combo.server, self._files)
@@ -437,11 +479,21 @@ class Runner:
             if base is None:
                 continue
             t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
-            if t.data_clock != "server-reader" and t.valid:
+            # On a shaped or delayed link the server-side reader misses what arrived before it started
+            # (up to one channel window, a large share at link rates): wall minus handshake is the clock.
+            if (t.data_clock != "server-reader" or _slow_link(t.combination.link)) and t.valid:
                 if t.wall_minus_handshake_s > 0:
                     t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
                 else:
                     t.data_s, t.data_clock = None, None
+
+
+def _slow_link(name: str) -> bool:
+    """An emulated link with a rate or a delay (sshbench.links), where the reader's own clock under-reads."""
+    from sshbench.links import profile_named
+
+    profile = profile_named(name)
+    return profile is not None and (profile.rate_bit_s is not None or profile.delay_ms > 0)
 
 
 # Below this data phase, handshake jitter (tens of ms) swamps the wall-minus-handshake clock.

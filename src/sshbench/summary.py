@@ -153,12 +153,30 @@ def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Sum
                 iqr_mib_s=None, cv=None, relative_to_fastest=None, client_cpu_s_per_gib=None,
                 server_cpu_s_per_gib=None, median_data_s=None, median_wall_s=None, wide_spread=False,
             ))
-    fastest = max((s.median_mib_s for s in summaries if s.median_mib_s), default=None)
+    # One ranking per client/server implementation pair: an AsyncSSH (Python) row is never "x fastest"
+    # of an OpenSSH row. OpenSSH's own pair first, then the others by name.
+    fastest: dict[tuple[str, str], float] = {}
     for s in summaries:
-        if fastest and s.median_mib_s:
-            s.relative_to_fastest = fastest / s.median_mib_s
-    summaries.sort(key=lambda s: (s.median_mib_s is None, -(s.median_mib_s or 0.0), s.combination))
+        if s.median_mib_s:
+            pair = implementation_pair(s.combination)
+            fastest[pair] = max(fastest.get(pair, 0.0), s.median_mib_s)
+    for s in summaries:
+        best = fastest.get(implementation_pair(s.combination))
+        if best and s.median_mib_s:
+            s.relative_to_fastest = best / s.median_mib_s
+    summaries.sort(key=lambda s: (implementation_order(s.combination), s.median_mib_s is None,
+                                  -(s.median_mib_s or 0.0), s.combination))
     return summaries
+
+
+def implementation_pair(combo: Combination) -> tuple[str, str]:
+    """(client, server) implementation: the unit within which rates are ranked against each other."""
+    return (getattr(combo, "client", "openssh"), getattr(combo, "server", "openssh"))
+
+
+def implementation_order(combo: Combination) -> tuple[bool, str, str]:
+    pair = implementation_pair(combo)
+    return (pair != ("openssh", "openssh"), pair[1], pair[0])
 
 
 def handshake_costs(trials: list[Trial]) -> dict[tuple, tuple[float | None, float | None, float | None]]:

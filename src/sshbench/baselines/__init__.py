@@ -7,10 +7,12 @@ analysis (each combination against them). This module is the runner's thin entry
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from sshbench.baselines import aesni, crypto_ceiling, disk, raw_tcp
-from sshbench.results import Combination
+from sshbench.cleanup import disk_dir
+from sshbench.results import IMPLICIT_MAC, Combination
 
 
 def before_trials(*, combos: list[Combination], target: object, enabled: bool, aesni_env: dict[str, str] | None,
@@ -34,7 +36,7 @@ def before_trials(*, combos: list[Combination], target: object, enabled: bool, a
         baselines["notes"].append(f"openssl speed could not measure {', '.join(failed)}")
     for kind, names in (("cipher", {c.cipher for c in combos}), ("mac", {c.mac for c in combos})):
         for name in sorted(names):
-            reason = crypto_ceiling.unmapped_reason(kind, name) if name != "implicit" else None
+            reason = crypto_ceiling.unmapped_reason(kind, name) if name != IMPLICIT_MAC else None
             if reason:
                 baselines["notes"].append(f"crypto ceiling: {reason}")
     if raw_tcp.supported(target):
@@ -43,14 +45,32 @@ def before_trials(*, combos: list[Combination], target: object, enabled: bool, a
     return baselines, None
 
 
-def after_trials(baselines: dict, workdir: Path) -> None:
-    """The disk baseline of the payloads' source (a note only, when they live in memory)."""
+def after_trials(baselines: dict, workdir: Path, *, source_file: str | None = None,
+                 combos: list[Combination] | tuple = (), target: object = None) -> None:
+    """The disk baseline: read speed of the payload's source (the user's --file, else the largest
+    generated payload; a note only when it lives in memory) and, when a combination wrote to a disk
+    sink on this machine, the write speed of that disk."""
     if not baselines.get("enabled"):
         return
-    payloads = sorted((p for p in workdir.glob("payload-*") if p.is_file()), key=lambda p: p.stat().st_size)
-    if not payloads:
+    if source_file:
+        source: Path | None = Path(source_file)
+    else:
+        payloads = sorted((p for p in workdir.glob("payload-*") if p.is_file()), key=lambda p: p.stat().st_size)
+        source = payloads[-1] if payloads else None
+    if source is None:
         return
-    baselines["disk"] = disk.source_baseline(payloads[-1]).to_json()
+    found = disk.source_baseline(source)
+    if any(getattr(c, "sink", None) == "disk" for c in combos):
+        if getattr(target, "shares_local_filesystem", False):
+            sink_dir = Path(disk_dir() or tempfile.gettempdir())
+            found.sink_dir, found.sink_filesystem = str(sink_dir), disk.filesystem_of(sink_dir)
+            try:
+                found.write_mib_s = disk.measure_write(sink_dir)
+            except OSError as err:
+                baselines["notes"].append(f"disk sink write speed not measured: {err.strerror}")
+        else:
+            baselines["notes"].append("disk sink on a remote server: its write speed is not measured")
+    baselines["disk"] = found.to_json()
 
 
 __all__ = ["after_trials", "before_trials", "aesni", "crypto_ceiling", "disk", "raw_tcp"]

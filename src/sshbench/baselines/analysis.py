@@ -44,6 +44,11 @@ def raw_tcp_summary(trials: list[Trial]) -> Summary | None:
     return found[0] if found else None
 
 
+def raw_tcp_by_link(trials: list[Trial]) -> dict[str, Summary]:
+    """The raw TCP control per link profile (one entry on plain loopback; one per --link otherwise)."""
+    return {s.combination.link: s for s in summarise_transfers(trials, kind=raw_tcp.KIND)}
+
+
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
     """Median CPU seconds per data-phase second, client and server. The client's figure covers the
     whole connection, so the median CPU of a no-data connection with the same kex is taken off."""
@@ -58,18 +63,27 @@ def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[floa
     return (statistics.median(client) if client else None, statistics.median(server) if server else None)
 
 
+def _disk_rate(disk: dict, combo: Combination) -> float | None:
+    """The slowest disk stage this combination goes through: the payload's source when it is on a
+    disk, and the disk sink's write speed when this combination writes to one."""
+    rates = []
+    if disk.get("on_disk") and disk.get("read_mib_s"):
+        rates.append(disk["read_mib_s"])
+    if getattr(combo, "sink", None) == "disk" and disk.get("write_mib_s"):
+        rates.append(disk["write_mib_s"])
+    return min(rates) if rates else None
+
+
 def compare(result: Any) -> dict[Combination, Comparison]:
     """Per combination of `result.summaries()` (a RunResult; typed loosely to avoid an import cycle)."""
     baselines: dict = result.baselines or {}
     raw = raw_tcp_summary(result.trials)
     raw_rate = raw.median_mib_s if raw else None
+    raw_per_link = raw_tcp_by_link(result.trials)
     crypto_measured: dict[str, dict] = baselines.get("crypto") or {}
     disk = baselines.get("disk") or {}
-    disk_rate = None
-    if disk.get("on_disk"):
-        rates = [r for r in (disk.get("read_mib_s"), disk.get("write_mib_s")) if r]
-        disk_rate = min(rates) if rates else None
     link = baselines.get("link") or {}  # an emulated link, when one exists: {"window_bytes", "rtt_s"}
+    links = baselines.get("links") or {}  # per link profile (sshbench.netns): the same keys
     handshake_cpu = {h.kex: h.client_cpu_ms / 1000 for h in result.handshakes() if h.client_cpu_ms is not None}
     measured_by_combo: dict[Combination, list[Trial]] = {}
     for t in result.trials:
@@ -81,13 +95,16 @@ def compare(result: Any) -> dict[Combination, Comparison]:
         ceiling, note = crypto_ceiling.ceiling_for(combo, crypto_measured) if crypto_measured else (None, None)
         client_cores, server_cores = _cpu_cores(measured_by_combo.get(combo, []), handshake_cpu.get(combo.kex))
         rate = s.median_mib_s
+        # Emulated links: compare with the control measured over the same link, and that link's RTT.
+        combo_raw = raw_per_link[combo.link].median_mib_s if combo.link in raw_per_link else raw_rate
+        combo_link = links.get(combo.link) or link
         measurements = bottleneck.Measurements(
-            mib_s=rate, client_cpu_cores=client_cores, server_cpu_cores=server_cores, raw_tcp_mib_s=raw_rate,
-            crypto_ceiling_mib_s=ceiling, disk_mib_s=disk_rate, window_bytes=link.get("window_bytes"),
-            rtt_s=link.get("rtt_s"))
+            mib_s=rate, client_cpu_cores=client_cores, server_cpu_cores=server_cores, raw_tcp_mib_s=combo_raw,
+            crypto_ceiling_mib_s=ceiling, disk_mib_s=_disk_rate(disk, combo), window_bytes=combo_link.get("window_bytes"),
+            rtt_s=combo_link.get("rtt_s"))
         out[combo] = Comparison(
             combination=combo,
-            vs_raw_tcp=rate / raw_rate if rate and raw_rate else None,
+            vs_raw_tcp=rate / combo_raw if rate and combo_raw else None,
             crypto_ceiling_mib_s=ceiling,
             vs_crypto_ceiling=rate / ceiling if rate and ceiling else None,
             crypto_note=note, client_cpu_cores=client_cores, server_cpu_cores=server_cores,
@@ -111,6 +128,7 @@ def document(result: Any) -> dict:
         "crypto": baselines.get("crypto") or {},
         "disk": baselines.get("disk"),
         "link": baselines.get("link"),
+        "links": _links_json(baselines.get("links"), result.trials),
         "aesni_masked": baselines.get("aesni_masked", False),
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
@@ -120,6 +138,23 @@ def document(result: Any) -> dict:
             "cpu_busy_cores": bottleneck.CPU_BUSY_CORES,
         },
     }
+
+
+def _links_json(links: dict | None, trials: list[Trial]) -> dict | None:
+    """Per link profile: its settings, how it was emulated, measured RTT, shaper counters, and the raw
+    TCP control's achieved rate over it (docs/results-json.md)."""
+    if not links:
+        return None
+    raw = raw_tcp_by_link(trials)
+    out = {}
+    for name, details in links.items():
+        found = raw.get(name)
+        mib_s = found.median_mib_s if found else None
+        rate = details.get("rate_bit_s")
+        out[name] = {**details, "achieved_raw_tcp_mib_s": mib_s,
+                     "achieved_mbit_s": None if mib_s is None else round(mib_s * 8 * 1.048576, 2),
+                     "achieved_vs_rate": None if (mib_s is None or not rate) else round(mib_s * 8 * 1048576 / rate, 4)}
+    return out
 
 
 def summary_json(comparisons: dict[Combination, Comparison], summary: Summary) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -35,6 +36,8 @@ class DiskBaseline:
     read_mib_s: float | None = None  # warm (page cache): what the trials see after their first pass
     cold_read_mib_s: float | None = None  # after dropping the file's cached pages
     write_mib_s: float | None = None  # a disk sink's directory, with fsync; None where no disk sink is used
+    sink_dir: str | None = None
+    sink_filesystem: str | None = None
     note: str | None = None
 
     def to_json(self) -> dict:
@@ -88,7 +91,9 @@ def measure_read(path: Path, block_size: int = BLOCK_SIZE, cold: bool = False) -
 
 def measure_write(directory: Path, size: int = WRITE_SIZE, block_size: int = BLOCK_SIZE) -> float | None:
     """MiB/s writing `size` bytes in `block_size` blocks to a temp file in `directory`, fsync included
-    (without it the figure is the page cache's). The file is removed whatever happens."""
+    (without it the figure is the page cache's). The file is removed whatever happens; at most a
+    quarter of the free space is used."""
+    size = max(block_size, min(size, shutil.disk_usage(directory).free // 4))
     block = os.urandom(block_size)
     fd, name = tempfile.mkstemp(prefix="sshbench-disk-", dir=directory)
     try:

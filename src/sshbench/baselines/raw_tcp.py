@@ -1,10 +1,11 @@
 """The raw TCP control: the same payload file through a plain TCP connection, no SSH, no encryption.
 
 It answers "how fast is the path itself?" (seed 001's netcat control). For the private target both
-ends are on this machine: a listener thread bound to 127.0.0.1 reads into a reused buffer and
-discards (as the ssh trials' `dd of=/dev/null`), and this thread sends the payload file with
-sendfile(2) (as ssh reads it from a file on stdin). The receiver's own clock times the data phase
-(accept to end of data) and it counts the bytes: a trial is valid only if every byte arrived.
+ends are on this machine: a sink process (tcp_sink.py, in its own session like sshd) bound to
+127.0.0.1 reads into a reused buffer and discards (as the ssh trials' `dd of=/dev/null`), and this
+thread sends the payload file with sendfile(2) (as ssh reads it from a file on stdin). The
+receiver's own clock times the data phase (first byte to end of data: the sender waits for its
+"go") and it counts the bytes: a trial is valid only if every byte arrived.
 
 sshbench's control reaches iperf3's single-stream loopback rate (bench/control.py measures the ratio).
 Remote targets: not yet (it needs a listener started over ssh on the remote); skipped with a note.
@@ -13,21 +14,27 @@ Remote targets: not yet (it needs a listener started over ssh on the remote); sk
 from __future__ import annotations
 
 import contextlib
+import json
+import select
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.baselines.tcp_sink import GO
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 
 KIND = "raw-tcp"
 # A pseudo-combination so that the control is planned, sized and summarised like the ssh trials.
 RAW_TCP = Combination(cipher="raw-tcp", mac=IMPLICIT_MAC, kex="none", tool="raw-tcp")
-RECV_BUFFER = 1 << 20  # as the ssh trials' reader (dd bs=1M)
+SINK_SCRIPT = Path(__file__).with_name("tcp_sink.py")
+STARTUP_TIMEOUT_S = 15.0
 LOOPBACK = "127.0.0.1"
 DATA_CLOCK = "receiver"
-REMOTE_SKIP_NOTE = ("raw TCP control skipped: it runs only against the private sshd for now "
+REMOTE_SKIP_NOTE = ("raw TCP control skipped: it runs only against a private server on this machine for now "
                     "(a remote target needs a listener started on the remote)")
 
 
@@ -35,69 +42,91 @@ REMOTE_SKIP_NOTE = ("raw TCP control skipped: it runs only against the private s
 class SinkResult:
     received_bytes: int = 0
     data_s: float | None = None
-    cpu_s: float | None = None  # the receiving thread's own user+sys time
+    cpu_s: float | None = None  # the receiving process's own user+sys time
     error: str | None = None
 
 
 class TcpSink:
-    """A one-connection listener on loopback that counts and discards what it receives.
+    """The receiving end (tcp_sink.py) as its own process in its own session, as sshd is for the ssh
+    trials: with the kernel's autogroup scheduling, a sink thread inside sshbench would share one CPU
+    share with the sender, and on a busy machine read 25% slower than iperf3's two processes.
 
-    Every wait is bounded by `timeout_s`; `close()` always stops the thread and the sockets."""
+    Every wait is bounded by `timeout_s`; `close()` always ends the process."""
 
-    def __init__(self, timeout_s: float, host: str = LOOPBACK) -> None:
+    def __init__(self, timeout_s: float, host: str = LOOPBACK, port: int = 0, netns: str | None = None) -> None:
         self.timeout_s = timeout_s
         self.result = SinkResult()
-        self._listener = socket.create_server((host, 0), backlog=1)
-        self._listener.settimeout(timeout_s)
-        self.address: tuple[str, int] = self._listener.getsockname()[:2]
-        self._thread = threading.Thread(target=self._serve, name="sshbench-raw-tcp-sink", daemon=True)
+        self.host, self.port, self.netns = host, port, netns
+        self.address: tuple[str, int] = (host, port)
+        self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> TcpSink:
-        self._thread.start()
+        """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
+        argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
+        if self.netns is not None:
+            argv = ["ip", "netns", "exec", self.netns, *argv]
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True, text=True)
+        line = self._line(STARTUP_TIMEOUT_S)
+        if not line.startswith("PORT "):
+            reason = line.strip() or self._stderr() or "no output"
+            self.close()
+            raise OSError(f"raw TCP sink did not start: {reason}")
+        self.address = (self.host, int(line.split()[1]))
         return self
 
-    def _serve(self) -> None:
+    def _line(self, timeout_s: float) -> str:
+        assert self.process is not None and self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        return self.process.stdout.readline() if ready else ""
+
+    def _stderr(self) -> str:
+        assert self.process is not None
         try:
-            conn, _ = self._listener.accept()
-        except OSError as err:  # timeout, or close() woke us
-            self.result.error = f"no connection to the raw TCP sink: {err}"
-            return
-        with conn:
-            conn.settimeout(self.timeout_s)
-            buffer = memoryview(bytearray(RECV_BUFFER))
-            received = 0
-            start, cpu_start = time.perf_counter(), time.thread_time()
-            try:
-                while n := conn.recv_into(buffer):
-                    received += n
-            except OSError as err:
-                self.result.error = f"raw TCP sink: {err}"
-            self.result.data_s = time.perf_counter() - start
-            self.result.cpu_s = time.thread_time() - cpu_start
-            self.result.received_bytes = received
+            _, err = self.process.communicate(timeout=2)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            return ""
+        lines = (err or "").strip().splitlines()
+        return lines[-1] if lines else ""
 
     def wait(self) -> SinkResult:
-        self._thread.join(timeout=self.timeout_s)
-        if self._thread.is_alive():
-            self.result.error = f"raw TCP sink still reading after {self.timeout_s:.0f} s"
+        line = self._line(self.timeout_s)
+        try:
+            report = json.loads(line)
+            self.result = SinkResult(received_bytes=int(report.get("received_bytes") or 0),
+                                     data_s=report.get("data_s"), cpu_s=report.get("cpu_s"),
+                                     error=report.get("error"))
+        except ValueError:
+            self.result.error = f"raw TCP sink gave no report: {line.strip() or self._stderr() or 'no output'}"
         return self.result
 
     def close(self) -> None:
-        # shutdown() wakes a thread blocked in accept(); close() alone would not on Linux.
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        self._thread.join(timeout=5)
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
-def send_file(path: Path, address: tuple[str, int], timeout_s: float) -> tuple[int, float]:
+def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
     """Send the whole file; (bytes sent, this thread's CPU seconds).
 
     The socket is blocking during the transfer: with a timeout set, Python's sendfile polls
     between short non-blocking sends, which cost a third of the rate here. A watchdog timer
     shuts the socket down instead, so the wait is still bounded."""
+    from sshbench.netns import inside
+
     cpu_start = time.thread_time()
-    with open(path, "rb") as source, socket.create_connection(address, timeout=timeout_s) as sock:
+    with inside(netns):  # an emulated link: the sender lives in the client namespace
+        connected = socket.create_connection(address, timeout=timeout_s)
+    with open(path, "rb") as source, connected as sock:
+        if sock.recv(1) != GO:  # the sink's clock is running
+            raise OSError("raw TCP sink closed before the transfer")
         sock.settimeout(None)
         watchdog = threading.Timer(timeout_s, _shutdown, args=(sock,))
         watchdog.daemon = True
@@ -118,25 +147,45 @@ def _shutdown(sock: socket.socket) -> None:
 
 
 def run_raw_tcp_trial(*, payload: Path, payload_bytes: int, repetition: int, warmup: bool,
-                      timeout_s: float) -> Trial:
-    """One raw TCP transfer of `payload`, shaped as a Trial (kind "raw-tcp") so it is summarised as one."""
-    trial = Trial(combination=RAW_TCP, kind=KIND, repetition=repetition, warmup=warmup,
+                      timeout_s: float, combination: Combination = RAW_TCP, path: dict | None = None) -> Trial:
+    """One raw TCP transfer of `payload`, shaped as a Trial (kind "raw-tcp") so it is summarised as one.
+    `path`: over an emulated link (the target's raw_tcp_path(): sink address and namespace, where the
+    sender connects and its namespace); `combination` then carries that link's name."""
+    trial = Trial(combination=combination, kind=KIND, repetition=repetition, warmup=warmup,
                   payload_bytes=payload_bytes, started_at=time.time())
-    sink = TcpSink(timeout_s).start()
+    if path is not None:
+        sink = TcpSink(timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"])
+    else:
+        sink = TcpSink(timeout_s)
+    try:
+        sink.start()
+    except OSError as err:
+        trial.exit_status, trial.invalid_reason = 1, str(err)
+        return trial
+    if path is not None:
+        connect_to, sender_netns = path["connect"], path["sender_netns"]
+    else:
+        connect_to, sender_netns = sink.address, None
     send_error = None
+    sent = False
     start = time.perf_counter()
     try:
-        trial.sent_bytes, trial.client_cpu_s = send_file(payload, sink.address, timeout_s)
+        trial.sent_bytes, trial.client_cpu_s = send_file(payload, connect_to, timeout_s, netns=sender_netns)
+        sent = True
     except OSError as err:
         send_error = f"raw TCP sender: {err}"
     finally:
-        if send_error is None:
-            sink.wait()
-        sink.close()  # also wakes a sink still waiting for a sender that failed
-        result = sink.result
+        # Wait for the sink only after a complete send: after a failure or an interrupt (Ctrl-C,
+        # SIGTERM) it may still sit in accept(), and close() wakes it at once.
+        try:
+            if sent:
+                sink.wait()
+        finally:
+            sink.close()
+    result = sink.result
     trial.wall_s = time.perf_counter() - start
     trial.received_bytes_at_sink = result.received_bytes
-    # The receiving thread is both the "server" and its sink here: no sshd in between.
+    # The receiving process is both the "server" and its sink here: no sshd in between.
     trial.server_cpu_s = trial.server_sink_cpu_s = result.cpu_s
     trial.exit_status = 0 if send_error is None and result.error is None else 1
     if result.data_s and result.data_s > 0:
@@ -150,7 +199,6 @@ def run_raw_tcp_trial(*, payload: Path, payload_bytes: int, repetition: int, war
 
 
 def supported(target: object) -> bool:
-    """Both ends local: only the private sshd on loopback for now."""
-    from sshbench.targets.private_openssh import PrivateOpenSSH
-
-    return isinstance(target, PrivateOpenSSH)
+    """Both ends on this machine: a private server (OpenSSH, Dropbear, AsyncSSH, or OpenSSH behind an
+    emulated link), not a remote host (that needs a listener started on the remote)."""
+    return bool(getattr(target, "shares_local_filesystem", False))

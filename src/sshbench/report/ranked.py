@@ -46,11 +46,12 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
 
 def columns(summaries: list[dict]) -> list[Column]:
     def varies(key: str, default: str | None = None) -> bool:
-        values = {s.get(key) for s in summaries}
+        values = {s.get(key) for s in summaries} - {None}  # None: a document from before that key existed
         return len(values) > 1 or (default is not None and values - {default} != set())
 
     cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
-    for key, default in (("kex", None), ("compression", "none"), ("tool", "pipe"), ("direction", "up")):
+    for key, default in (("kex", None), ("compression", "none"), ("tool", "pipe"), ("direction", "up"),
+                         ("sink", None), ("server", None), ("client", None), ("link", "loopback")):
         if varies(key, default):
             cols.append(Column(key, key))
     cols += [Column("MiB/s", "median_mib_s", True), Column("min", "min_mib_s", True),

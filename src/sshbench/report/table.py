@@ -7,6 +7,7 @@ from rich.table import Table
 
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
+from sshbench.report import link_table as link_report
 from sshbench.results import IMPLICIT_MAC
 from sshbench.runner import RunResult, clock_agreement
 from sshbench.security import report_hooks as security_hooks
@@ -93,8 +94,10 @@ def results_table(result: RunResult) -> Table:
                           ("client CPU s/GiB", "right"), ("server CPU s/GiB", "right"), ("valid", "right"),
                           *baseline_report.COLUMNS, ("verdict", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for rank, s in enumerate(summaries, start=1):
+    ranks: dict[tuple[str, str], int] = {}  # one ranking per client/server pair (summary.implementation_pair)
+    for s in summaries:
         c = s.combination
+        rank = ranks[(c.client, c.server)] = ranks.get((c.client, c.server), 0) + 1
         cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
         table.add_row(
             str(rank), c.cipher, "(implicit)" if c.mac == IMPLICIT_MAC else c.mac, *([c.kex] if show_kex else []),
@@ -117,8 +120,8 @@ def handshake_table(result: RunResult) -> Table | None:
         return None
     table = Table(title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
                         "remote shell, tool start-up)", title_justify="left")
-    varying = [f for f in ("tool", "direction", "sink", "compression")
-               if len({getattr(h, f) for h in handshakes}) > 1]
+    varying = [f for f in ("client", "server", "link", "tool", "direction", "sink", "compression")
+               if len({getattr(h, f, None) for h in handshakes}) > 1]
     table.add_column("kex")
     if varying:
         table.add_column("/".join(varying))
@@ -162,13 +165,23 @@ def print_report(result: RunResult, console: Console) -> None:
         console.print(results_table(result))
         for note in security_hooks.report_notes(result.summaries(), result.environment):
             console.print(f"security: {note}", markup=False, highlight=False)
+        from sshbench.legacy import implementation_notes  # other implementations: what their rows mean
+
+        for note in implementation_notes(result):
+            console.print(f"implementations: {note}", markup=False, highlight=False)
         for note in baseline_report.verdict_notes(baseline_analysis.compare(result)):
             console.print(f"bound by {note}", markup=False, highlight=False)
     baselines = baseline_report.baselines_table(result)
     if baselines is not None:
         console.print(baselines)
+    links = link_report.links_table(result)  # emulated links: profile next to achieved rate and RTT
+    if links is not None:
+        console.print(links)
+        for line in (*link_report.crossover_lines(result),
+                     *link_report.window_lines(result, baseline_analysis.compare(result))):
+            console.print(line, markup=False, highlight=False)
     hs = handshake_table(result)
     if hs is not None:
         console.print(hs)
-    for line in warnings(result):
+    for line in [*warnings(result), *link_report.over_rate_warnings(result)]:
         console.print(f"[yellow]warning:[/] {line}")

@@ -64,7 +64,7 @@ class Target(ABC):
         """Run a set-up command on the server (never timed): (exit status, stdout)."""
         import subprocess
 
-        argv = [getattr(self, "ssh", "ssh"), *self.client_options(), *self.destination(), command]
+        argv = [*self.client_prefix(), getattr(self, "ssh", "ssh"), *self.client_options(), *self.destination(), command]
         try:
             with open(stdin_path or "/dev/null", "rb") as stdin:
                 done = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, timeout=timeout_s,
@@ -125,11 +125,12 @@ class Target(ABC):
 
 
 def probe(ssh: str, options: list[str], destination: list[str], timeout_s: float = 20.0,
-          command: str = "true") -> tuple[int, str]:
-    """One real connection with `ssh -vv` (so the server's KEXINIT is printed): (exit status, log)."""
+          command: str = "true", prefix: list[str] | None = None) -> tuple[int, str]:
+    """One real connection with `ssh -vv` (so the server's KEXINIT is printed): (exit status, log).
+    `prefix`: the target's client_prefix() (e.g. `ip netns exec NS` for an emulated link)."""
     import subprocess
 
-    argv = [ssh, *options, "-vv", *destination, command]
+    argv = [*(prefix or []), ssh, *options, "-vv", *destination, command]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout_s, errors="replace")

@@ -75,6 +75,8 @@ class PrivateOpenSSH(Target):
         self._drain_done = threading.Event()
         self._client: ClientAlgorithms | None = None
         self._server: ServerAlgorithms | None = None
+        # Hooks for a subclass that runs sshd elsewhere (sshbench.targets.netns_openssh: a namespace).
+        self.listen_address = "127.0.0.1"
         self.label = "private sshd on 127.0.0.1"
 
     # --- set-up -------------------------------------------------------------------------------
@@ -98,10 +100,10 @@ class PrivateOpenSSH(Target):
                 last_error = str(err)
         else:
             raise RunError(f"private sshd could not bind a port: {last_error}")
-        self.label = f"private sshd 127.0.0.1:{self.port}"
+        self.label = f"private sshd {self.listen_address}:{self.port}"
         host_key = (self.dir / "host_key.pub").read_text().split()
-        (self.dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_key[0]} {host_key[1]}\n")
-        status, log = probe(self.ssh, self.client_options(), self.destination())
+        (self.dir / "known_hosts").write_text(f"{self.known_hosts_name()} {host_key[0]} {host_key[1]}\n")
+        status, log = probe(self.ssh, self.client_options(), self.destination(), prefix=self.client_prefix())
         if status != 0:
             reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
             raise RunError(f"private sshd started but a login failed: {reason}; sshd said: {self.last_log_line()}")
@@ -131,7 +133,7 @@ class PrivateOpenSSH(Target):
         assert self.dir is not None and self._client is not None
         c = self._client
         lines = {
-            "ListenAddress": "127.0.0.1",
+            "ListenAddress": self.listen_address,
             "Port": str(self.port),
             "PidFile": "none",  # the compiled default would clobber the system's /run/sshd.pid
             "HostKey": str(self.dir / "host_key"),
@@ -220,7 +222,7 @@ class PrivateOpenSSH(Target):
         self._listening.clear()
         self._drain_done = threading.Event()
         self.process = subprocess.Popen(
-            [self.sshd_path, "-D", "-e", "-f", str(config)],
+            [*self.server_prefix(), self.sshd_path, "-D", "-e", "-f", str(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,  # our Ctrl-C handling stops it, in order, not the terminal
             env=self.env,
@@ -245,12 +247,20 @@ class PrivateOpenSSH(Target):
         for raw in process.stderr:
             line = raw.decode(errors="replace").rstrip()
             self.log.append(line)
-            if line.startswith("Server listening on 127.0.0.1"):
+            if line.startswith(f"Server listening on {self.listen_address}"):
                 self._listening.set()
         self._drain_done.set()
 
     def last_log_line(self) -> str:
         return self.log[-1] if self.log else "(no output)"
+
+    def server_prefix(self) -> list[str]:
+        """argv prefix for sshd (e.g. `ip netns exec NS`); it must exec sshd so that its pid is sshd's."""
+        return []
+
+    def known_hosts_name(self) -> str:
+        """The host name ssh looks the host key up by."""
+        return f"[{self.listen_address}]:{self.port}"
 
     # --- the interface ----------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sshbench.errors import UsageError
+from sshbench.tools.asyncssh_pipe import AsyncsshPipeTool
 from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
 from sshbench.tools.pipe import PipeTool
 from sshbench.tools.rsync import RsyncTool
@@ -15,7 +16,7 @@ TOOLS: dict[str, type[TransferTool]] = {
 
 
 # Tools of client implementations other than OpenSSH's, by (client, tool): e.g. an AsyncSSH pipe.
-CLIENT_TOOLS: dict[tuple[str, str], type[TransferTool]] = {}
+CLIENT_TOOLS: dict[tuple[str, str], type[TransferTool]] = {("asyncssh", "pipe"): AsyncsshPipeTool}
 
 
 def client_tool(client: str, tool: str) -> TransferTool:

@@ -1,0 +1,60 @@
+"""The raw TCP control's receiving end, run as its own process: `python -I tcp_sink.py TIMEOUT_S [HOST PORT]`.
+
+Standard library only, run by path (not `-m`), so it starts in a few milliseconds without
+importing sshbench. Protocol on stdout, one line each: `PORT <n>` once listening on HOST (default 127.0.0.1),
+then a JSON object {"received_bytes", "data_s", "cpu_s", "error"} after the connection ends.
+Once it has accepted the connection and started its clock, it sends one byte ("G") to the sender,
+which waits for it before sending: the data phase is timed from its first byte to its last.
+
+It stops by itself whatever happens to its parent: when its stdin (a pipe from the parent) reaches
+end of file, when no sender connects within TIMEOUT_S, or when the sender goes quiet that long.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import sys
+import time
+
+RECV_BUFFER = 1 << 20  # as the ssh trials' reader (dd bs=1M)
+GO = b"G"
+
+
+def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
+    listener = socket.create_server((host, port), backlog=1)
+    with listener:
+        print(f"PORT {listener.getsockname()[1]}", flush=True)
+        ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
+        if listener not in ready:
+            return {"received_bytes": 0, "data_s": None, "cpu_s": None,
+                    "error": "parent went away" if ready else f"no sender within {timeout_s:.0f} s"}
+        conn, _ = listener.accept()
+    with conn:
+        conn.settimeout(timeout_s)
+        buffer = memoryview(bytearray(RECV_BUFFER))
+        received, error = 0, None
+        start, cpu_start = time.perf_counter(), time.process_time()
+        try:
+            # "Go": the sender starts only now, so no byte reaches the socket before the clock starts.
+            conn.sendall(GO)
+            while n := conn.recv_into(buffer):
+                received += n
+        except OSError as err:
+            error = f"raw TCP sink: {err}"
+        data_s = time.perf_counter() - start
+        cpu_s = time.process_time() - cpu_start
+    return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error}
+
+
+def main(argv: list[str]) -> int:
+    timeout_s = float(argv[1]) if len(argv) > 1 else 300.0
+    host = argv[2] if len(argv) > 2 else "127.0.0.1"
+    port = int(argv[3]) if len(argv) > 3 else 0
+    print(json.dumps(serve(timeout_s, host, port)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

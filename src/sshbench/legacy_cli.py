@@ -1,0 +1,86 @@
+"""`sshbench algorithms --all [--speed]`: every cipher and MAC the seeds measured (and any an installed
+implementation offers), per client/server pair, with `unavailable here` and the reason where no pair can
+run it; with --speed, the raw single-core rate of the legacy primitives beside the modern ones."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from sshbench import legacy
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+from sshbench.cleanup import Cleanup, signals_raise
+from sshbench.errors import SshbenchError
+
+
+def _dropbear_offer(client: ClientAlgorithms) -> legacy.Offer:
+    """Start a private Dropbear just long enough to read its KEXINIT (what the OpenSSH client can use with it)."""
+    from sshbench.targets.dropbear import DropbearServer
+
+    cleanup = Cleanup()
+    try:
+        with signals_raise():
+            server = DropbearServer()
+            server.start(cleanup)
+            offered = server.server_algorithms()
+    except SshbenchError as err:
+        return legacy.Offer("openssh/dropbear", None, None, reason=str(err))
+    finally:
+        cleanup.close()
+    return legacy.Offer("openssh/dropbear", [c for c in client.ciphers if c in offered.ciphers],
+                        [m for m in client.macs if m in offered.macs])
+
+
+def offers(client: ClientAlgorithms, server: ServerAlgorithms,
+           asyncssh_algs: legacy.AsyncsshAlgorithms) -> list[legacy.Offer]:
+    found = [legacy.Offer("openssh/openssh", [c for c in client.ciphers if c in server.ciphers],
+                          [m for m in client.macs if m in server.macs])]
+    found.append(_dropbear_offer(client))
+    if asyncssh_algs.missing_reason:
+        found += [legacy.Offer("openssh/asyncssh", None, None, asyncssh_algs.missing_reason),
+                  legacy.Offer("asyncssh/asyncssh", None, None, asyncssh_algs.missing_reason)]
+    else:
+        # The AsyncSSH server offers exactly what the library can run (sshbench.asyncssh_sshd).
+        found += [legacy.Offer("openssh/asyncssh", [c for c in client.ciphers if c in asyncssh_algs.ciphers],
+                               [m for m in client.macs if m in asyncssh_algs.macs]),
+                  legacy.Offer("asyncssh/asyncssh", list(asyncssh_algs.ciphers), list(asyncssh_algs.macs))]
+    return found
+
+
+def print_all(client: ClientAlgorithms, server: ServerAlgorithms, out: Console, err: Console,
+              speed: bool = False) -> None:
+    asyncssh_algs = legacy.asyncssh_algorithms()
+    pairs = offers(client, server, asyncssh_algs)
+    rows = legacy.availability(pairs, asyncssh_algs)
+    table = Table(title="Every cipher and MAC the seeds measured, and any an installed implementation offers "
+                        "(client/server pairs sshbench can run here)", title_justify="left")
+    for name in ("kind", "algorithm", "in seeds", *(p.pair for p in pairs)):
+        table.add_column(name, no_wrap=True)  # names stay whole, so they can be searched for
+    table.add_column("status")
+    for row in rows:
+        table.add_row(row.kind, row.name, "yes" if row.in_seeds else "-",
+                      *("yes" if row.pairs[p.pair] else "-" for p in pairs), row.status,
+                      style="red" if row.status.startswith("unavailable") else None)
+    out.print(table)
+    for p in pairs:
+        if p.reason:
+            out.print(f"{p.pair}: not available here: {p.reason}", markup=False)
+    out.print("asyncssh/asyncssh rows run AsyncSSH (Python) at both ends: absolute rates are not comparable with "
+              "OpenSSH's; its relative ordering of ciphers is informative.", markup=False)
+    if speed:
+        print_speeds(out)
+
+
+def print_speeds(out: Console) -> None:
+    table = Table(title="Raw crypto, one core, 32 KiB buffers (MiB/s): the primitives behind the seeds' ciphers",
+                  title_justify="left")
+    for name, justify in (("primitive", "left"), ("SSH ciphers", "left"), ("source", "left"),
+                          ("MiB/s", "right"), ("note", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    rows = legacy.primitive_speeds()
+    for row in rows:
+        table.add_row(row.primitive, ", ".join(row.ssh_names) or "-", row.source,
+                      f"{row.mib_s:.0f}" if row.mib_s is not None else "-", row.note or "")
+    out.print(table)
+    if sentence := legacy.seed_002_check(rows):
+        out.print(sentence, markup=False)

@@ -1,0 +1,254 @@
+"""What the private non-OpenSSH servers (Dropbear, AsyncSSH) share with each other and, in spirit, with
+the private sshd: a 0700 temp dir from the Cleanup stack, throwaway keys, 127.0.0.1 only, a daemon in
+its own session tracked for Ctrl-C/SIGTERM/kill -9 recovery, readiness from a bounded wait on its own
+log line and then a real `ssh -vv` login, and the server's lists read from its KEXINIT."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from abc import abstractmethod
+from collections import deque
+from pathlib import Path
+
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, strip_kex_pseudo
+from sshbench.cleanup import Cleanup
+from sshbench.errors import RunError
+from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.targets.base import Target, probe
+
+READY_TIMEOUT_S = 15.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PortTaken(Exception):
+    """Another process bound the port between our choice and the daemon's bind: try another."""
+
+
+def make_ssh_keypair(path: Path, comment: str) -> None:
+    try:
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+                       check=True, capture_output=True, timeout=30)
+    except FileNotFoundError:
+        raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
+    except subprocess.CalledProcessError as err:
+        raise RunError(f"ssh-keygen failed: {err.stderr.decode(errors='replace').strip()}") from None
+
+
+class PrivateServer(Target):
+    """A server sshbench starts on 127.0.0.1 and the OpenSSH client logs in to with a throwaway key."""
+
+    shares_local_filesystem = True
+    #: the daemon's name in messages ("private dropbear")
+    server_name: str = "private server"
+
+    def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
+        self.ssh = ssh
+        self.env = env
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.port = 0
+        self.dir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log: deque[str] = deque(maxlen=200)
+        self._ready = threading.Event()
+        self._drain_done = threading.Event()
+        self._client: ClientAlgorithms | None = None
+        self._server: ServerAlgorithms | None = None
+        self.label = f"{self.server_name} on 127.0.0.1"
+
+    # --- what each server does differently -------------------------------------------------------
+
+    @abstractmethod
+    def _prepare(self) -> None:
+        """Host key and anything else in self.dir the daemon needs."""
+
+    @abstractmethod
+    def _argv(self) -> list[str]:
+        """The daemon's command line for self.port (0 where the daemon picks and reports its port)."""
+
+    @abstractmethod
+    def _ready_line(self, line: str) -> bool:
+        """True for the log line that says the daemon is listening (may set self.port)."""
+
+    @abstractmethod
+    def _host_public_key(self) -> tuple[str, str]:
+        """(type, base64) of the host key, for known_hosts."""
+
+    def _daemon_env(self) -> dict[str, str] | None:
+        return self.env
+
+    # --- set-up -----------------------------------------------------------------------------------
+
+    def start(self, cleanup: Cleanup) -> None:
+        self._client = client_algorithms(self.ssh, ["-F", "/dev/null"])
+        self.dir = cleanup.make_temp_dir()
+        make_ssh_keypair(self.dir / "client_key", "sshbench-client_key")
+        self._prepare()
+        last_error = ""
+        for _attempt in range(5):
+            try:
+                self._launch(cleanup)
+                break
+            except PortTaken as err:
+                last_error = str(err)
+        else:
+            raise RunError(f"{self.server_name} could not bind a port: {last_error}")
+        self.label = f"{self.server_name} 127.0.0.1:{self.port}"
+        key_type, key_b64 = self._host_public_key()
+        (self.dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {key_type} {key_b64}\n")
+        status, log = probe(self.ssh, self.client_options(), self.destination())
+        if status != 0:
+            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            raise RunError(f"{self.server_name} started but a login failed: {reason}; "
+                           f"it said: {self.last_log_line()}")
+        self.server_version = parse_ssh_log(log).remote_version
+        kexinit = parse_peer_kexinit(log)
+        if kexinit is None:
+            raise RunError(f"{self.server_name}: its KEXINIT proposal was not in ssh -vv output")
+        self._server = ServerAlgorithms(
+            ciphers=[c for c in kexinit.ciphers_ctos if c in kexinit.ciphers_stoc],
+            macs=[m for m in kexinit.macs_ctos if m in kexinit.macs_stoc],
+            kex=strip_kex_pseudo(kexinit.kex),
+            compression=kexinit.compression_ctos,
+            strict_kex=kexinit.strict_kex,
+        )
+        local_kexinit = parse_local_kexinit(log)
+        if local_kexinit is not None:
+            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
+
+    def _launch(self, cleanup: Cleanup) -> None:
+        self._ready.clear()
+        self._drain_done = threading.Event()
+        self.port = self.port or free_port()
+        argv = self._argv()
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                start_new_session=True,  # our signal handling stops it, in order, not the terminal's
+                env=self._daemon_env())
+        except FileNotFoundError as err:
+            raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
+        cleanup.track_process(self.process.pid)
+        threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not self._ready.wait(timeout=0.05):
+            if self.process.poll() is not None:
+                self._drain_done.wait(timeout=2)
+                text = " ".join(self.log)
+                if "Address already in use" in text:
+                    self.port = 0
+                    raise PortTaken(text)
+                raise RunError(f"{self.server_name} exited at start ({self.process.returncode}): "
+                               f"{self.last_log_line()}")
+            if time.monotonic() > deadline:
+                raise RunError(f"{self.server_name} did not start listening within {READY_TIMEOUT_S:.0f} s: "
+                               f"{self.last_log_line()}")
+
+    def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self.log.append(line)
+            if not self._ready.is_set() and self._ready_line(line):
+                self._ready.set()
+        self._drain_done.set()
+
+    def last_log_line(self) -> str:
+        return self.log[-1] if self.log else "(no output)"
+
+    # --- the interface ----------------------------------------------------------------------------
+
+    def client_options(self) -> list[str]:
+        # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.
+        assert self.dir is not None
+        return [
+            "-F", "/dev/null",
+            "-i", str(self.dir / "client_key"),
+            "-o", f"Port={self.port}",
+            "-o", f"User={self.user}",
+            "-o", "IdentitiesOnly=yes",
+            "-o", "IdentityAgent=none",
+            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
+            "-o", "GlobalKnownHostsFile=/dev/null",
+            "-o", "StrictHostKeyChecking=yes",
+            "-o", "HostKeyAlgorithms=ssh-ed25519",
+            "-o", "UpdateHostKeys=no",
+            "-o", "BatchMode=yes",
+            "-o", "ControlMaster=no",
+            "-o", "ControlPath=none",
+            "-o", "ForwardAgent=no",
+            "-o", "ForwardX11=no",
+            "-o", "ConnectTimeout=10",
+        ]
+
+    def destination(self) -> list[str]:
+        return ["127.0.0.1"]
+
+    def client_algorithms(self) -> ClientAlgorithms:
+        assert self._client is not None
+        return self._client
+
+    def server_algorithms(self) -> ServerAlgorithms:
+        assert self._server is not None
+        return self._server
+
+    def client_env(self) -> dict[str, str] | None:
+        return self.env
+
+    # The server shares this machine's filesystem: its scratch dirs and files are local.
+
+    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
+        if where == "tmpfs":
+            return str(cleanup.make_temp_dir(prefer_shm=True))
+        from sshbench.cleanup import disk_dir
+
+        return str(cleanup.make_temp_dir(base_dir=disk_dir()))
+
+    def put_file(self, local: str, remote: str) -> None:
+        shutil.copyfile(local, remote)
+
+    def file_digest(self, path: str) -> tuple[int, str] | None:
+        from sshbench.payload import sha256_of
+
+        try:
+            return os.path.getsize(path), sha256_of(Path(path))
+        except OSError:
+            return None
+
+    def remove_file(self, path: str) -> None:
+        Path(path).unlink(missing_ok=True)
+
+    def _proc_cpu(self, include_children: bool) -> float | None:
+        if self.process is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime
+            if include_children:
+                ticks += int(fields[13]) + int(fields[14])  # cutime, cstime: reaped children
+            return ticks / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def death_reason(self) -> str | None:
+        if self.process is None or self.process.poll() is None:
+            return None
+        code = self.process.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"the {self.server_name} {how}"
+
+    def describe(self) -> dict:
+        return {**super().describe(), "port": self.port, "user": self.user}
