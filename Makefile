@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Tools the test suite drives for real (rsync, iproute2 for --link, dropbear-bin for --server dropbear).
+# Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
 TEST_PACKAGES := rsync iproute2 chromium dropbear-bin
 
 .PHONY: setup sysdeps bench test clean

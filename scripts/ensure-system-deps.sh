@@ -1,46 +1,50 @@
 #!/bin/sh
 # Make sure the system tools sshbench drives are present.
-# As root on Debian/Ubuntu: install what is missing with apt-get.
-# Otherwise: print the one command to run and fail.
+# As root on Debian/Ubuntu: install what is missing with apt-get (one apt-get run).
+# Otherwise: required tools missing -> print the one command to run and fail;
+#            optional ones missing  -> print one hint line and go on (their features/tests say so).
+# SSHBENCH_EXTRA_PACKAGES: more optional packages (the test suite's: rsync, chromium, ...).
 set -u
-missing=""
+required=""
+optional=""
 have() { command -v "$1" >/dev/null 2>&1; }
-sshd_path() { for p in /usr/sbin/sshd /usr/local/sbin/sshd; do [ -x "$p" ] && return 0; done; have sshd; }
+have_any() { for p in "$@"; do [ -x "$p" ] && return 0; done; return 1; }
 
-have ssh || missing="$missing openssh-client"
-sshd_path || missing="$missing openssh-server"
-have ssh-keygen || missing="$missing openssh-client"
-have openssl || missing="$missing openssl"  # crypto ceiling and --no-aesni check (openssl speed)
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+have ssh || required="$required openssh-client"
+have ssh-keygen || required="$required openssh-client"
+have_any /usr/sbin/sshd /usr/local/sbin/sshd || have sshd || required="$required openssh-server"
+have openssl || required="$required openssl"  # crypto ceiling and --no-aesni check (openssl speed)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || required="$required python3-venv"
+
+# Optional features: --server dropbear, --link (iproute2: ip, tc; needs root anyway), --tool rsync.
+have dropbear || have_any /usr/sbin/dropbear || optional="$optional dropbear-bin"
+have tc || have_any /usr/sbin/tc /sbin/tc || optional="$optional iproute2"
+have rsync || optional="$optional rsync"
 for pkg in ${SSHBENCH_EXTRA_PACKAGES:-}; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+    dpkg -s "$pkg" >/dev/null 2>&1 || optional="$optional $pkg"
 done
-missing=$(echo $missing | tr ' ' '\n' | sort -u | tr '\n' ' ')
-# Optional: Dropbear for `--server dropbear`. Installed with the rest as root; otherwise one hint, never a failure.
-if ! have dropbear && [ ! -x /usr/sbin/dropbear ]; then
-    if [ "$(id -u)" = 0 ] && have apt-get; then
-        case " $missing " in *" dropbear-bin "*) ;; *) missing="$missing dropbear-bin" ;; esac
-    else
-        echo "sshbench: optional: --server dropbear needs Dropbear; run: sudo apt-get install -y dropbear-bin" >&2
-    fi
-fi
-# Optional: iproute2 (ip, tc) for `--link` (emulated LAN/WAN links; they need root anyway).
-# Installed with the rest as root; otherwise one hint, never a failure.
-if ! have tc && [ ! -x /usr/sbin/tc ] && [ ! -x /sbin/tc ]; then
-    if [ "$(id -u)" = 0 ] && have apt-get; then
-        case " $missing " in *" iproute2 "*) ;; *) missing="$missing iproute2" ;; esac
-    else
-        echo "sshbench: optional: --link (emulated links, as root) needs iproute2; run: sudo apt-get install -y iproute2" >&2
-    fi
-fi
-[ -z "${missing% }" ] && exit 0
+
+dedupe() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+required=$(dedupe $required)
+optional=$(dedupe $optional)
+[ -z "$required$optional" ] && exit 0
 
 if [ "$(id -u)" = 0 ] && have apt-get; then
-    echo "sshbench: installing system packages:$missing" >&2
+    all=$(dedupe $required $optional)
+    echo "sshbench: installing system packages: $all" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null && apt-get install -y -qq $missing >/dev/null || {
-        echo "sshbench: apt-get install$missing failed" >&2; exit 1; }
+    if apt-get update -qq >/dev/null && apt-get install -y -qq $all >/dev/null; then
+        exit 0
+    fi
+    [ -z "$required" ] || { echo "sshbench: apt-get install $all failed" >&2; exit 1; }
+    echo "sshbench: optional packages could not be installed ($optional); the features and tests that need them are skipped" >&2
     exit 0
 fi
-echo "sshbench: missing system packages; run: sudo apt-get install -y$missing" >&2
-exit 1
+if [ -n "$optional" ]; then
+    echo "sshbench: optional packages missing ($optional): what needs them is skipped; to have it: sudo apt-get install -y $optional" >&2
+fi
+if [ -n "$required" ]; then
+    echo "sshbench: missing system packages; run: sudo apt-get install -y $required" >&2
+    exit 1
+fi
+exit 0

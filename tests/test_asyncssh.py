@@ -72,6 +72,20 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
     assert not sshbench_temp_dirs()
 
 
+def _communicate_or_dump(proc, timeout: float = 60):
+    """communicate(); if sshbench hangs, have it print its threads' stacks (faulthandler on SIGUSR1)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            _, stderr = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # still alive after printing its stacks: kill it, keep what it said
+            proc.kill()
+            _, stderr = proc.communicate(timeout=10)
+        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
+
+
 def _asyncssh_servers() -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):
@@ -94,7 +108,7 @@ def test_sigterm_stops_the_asyncssh_server_and_removes_its_dir():
         servers = _asyncssh_servers()
         assert servers and sshbench_temp_dirs()
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = _communicate_or_dump(proc)
     finally:
         proc.kill()
     assert proc.returncode == 143, stderr

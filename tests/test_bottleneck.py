@@ -75,3 +75,16 @@ def test_ssh_overhead_evidence_names_the_fractions() -> None:
 def test_every_verdict_has_one_sentence(name: str) -> None:
     sentence = bottleneck.EXPLANATIONS[name]
     assert sentence.endswith(".") and sentence.count(". ") == 0
+
+
+def test_crypto_by_cpu_share_on_a_busy_machine() -> None:
+    """3des at 20.7 MiB/s, ceiling 33 MiB/s per core, each side on 0.68 of a core (the rest taken by
+    other load): the cipher needs 92% of the client's CPU time per byte, so crypto, not overhead."""
+    found = verdict(Measurements(mib_s=20.7, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=33.0,
+                                 client_cpu_cores=0.68, server_cpu_cores=0.67))
+    assert found is not None and found.bound_by == "crypto"
+    assert "94%" in found.evidence and "sshd session" in found.evidence  # the larger share: 0.67 core
+    share = bottleneck.crypto_cpu_share(Measurements(mib_s=20.7, crypto_ceiling_mib_s=33.0, client_cpu_cores=0.68))
+    assert share is not None and share[1] == "client" and share[0] == pytest.approx(0.922, abs=0.001)
+    # aes-gcm far from its ceiling and a half-idle process: the crypto is a small share.
+    assert word(mib_s=775, crypto_ceiling_mib_s=4837, client_cpu_cores=0.5, server_cpu_cores=0.6) == "ssh-overhead"

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,20 @@ def _skip_reason() -> str | None:
 
 
 needs_dropbear = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def _communicate_or_dump(proc, timeout: float = 60):
+    """communicate(); if sshbench hangs, have it print its threads' stacks (faulthandler on SIGUSR1)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            _, stderr = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # still alive after printing its stacks: kill it, keep what it said
+            proc.kill()
+            _, stderr = proc.communicate(timeout=10)
+        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
 
 
 def _dropbear_pids(port: int) -> list[int]:
@@ -75,7 +90,7 @@ def test_sigterm_stops_dropbear_and_removes_its_dir():
         (daemon, _), = record["processes"]
         assert pid_alive(daemon) and Path(f"/proc/{daemon}/exe").resolve().name == "dropbear"
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = _communicate_or_dump(proc)
     finally:
         proc.kill()
     assert proc.returncode == 143, stderr
@@ -99,3 +114,39 @@ def test_dropbear_window_beyond_its_maximum_is_refused():
     done = run_cli("run", "--server", "dropbear", "--dropbear-window", "20M", "--size", "1M", "--runs", "1")
     assert done.returncode == 2
     assert "--dropbear-window" in done.stderr and "10M" in done.stderr and "Traceback" not in done.stderr
+
+
+@needs_dropbear
+def test_kill_9_leaves_dropbear_for_the_next_run_to_stop():
+    proc = start_cli("run", "--server", "dropbear", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200",
+                     "--warmup", "0", "--no-baselines", "-v")
+    try:
+        wait_for_line(proc.stderr, "run 1:", also="transfer")
+        record = json.loads(next(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json")).read_text())
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    (daemon, _), = record["processes"]
+    assert pid_alive(daemon), "dropbear outlives a kill -9 (it runs in its own session)"
+    done = run_cli("run", "--ciphers", "no-such-cipher", "--size", "1M", "--runs", "1", "--no-baselines")
+    assert "removed leftovers" in done.stderr, done.stderr
+    wait_until(lambda: not pid_alive(daemon), what="the leftover dropbear to be stopped")
+    assert not any(os.path.exists(p) for p in record["paths"])
+
+
+def test_dropbear_window_without_dropbear_is_refused():
+    done = run_cli("run", "--dropbear-window", "8M", "--size", "1M", "--runs", "1")
+    assert done.returncode == 2
+    assert "--dropbear-window" in done.stderr and "--server dropbear" in done.stderr
+
+
+def test_non_root_gets_one_line_saying_why(monkeypatch):
+    """A mount namespace needs root: as another user, one line and the alternative (in-process check)."""
+    from sshbench.errors import RunError
+    from sshbench.targets import dropbear
+
+    monkeypatch.setattr(dropbear, "find_dropbear", lambda: ("/usr/sbin/dropbear", "/usr/bin/dropbearkey"))
+    monkeypatch.setattr(dropbear.os, "geteuid", lambda: 1000)
+    with pytest.raises(RunError, match="needs root.*--server asyncssh"):
+        dropbear.DropbearServer()

@@ -71,3 +71,25 @@ def test_raw_crypto_rows_for_legacy_primitives():
     assert sources[("RC4", "openssl")].mib_s > sources[("DES-EDE3-CBC", "openssl")].mib_s > 0
     sentence = legacy.seed_002_check(rows)
     assert sentence and "RC4 runs" in sentence
+
+
+def test_each_implementation_pair_is_its_own_ranking():
+    """Pure: an AsyncSSH row is never 'x fastest' of an OpenSSH row, and pairs are not interleaved."""
+    from sshbench.results import Combination, Trial
+    from sshbench.summary import summarise_transfers
+
+    def trial(cipher: str, client: str, server: str, mib_s: float) -> Trial:
+        t = Trial(combination=Combination(cipher, "hmac-sha1", "curve25519-sha256", client=client, server=server),
+                  kind="transfer", repetition=0, warmup=False, payload_bytes=64 * 1024 * 1024, started_at=0.0)
+        t.valid, t.data_s = True, 64 / mib_s
+        return t
+
+    trials = [trial("aes128-ctr", "openssh", "openssh", 800), trial("arcfour", "asyncssh", "asyncssh", 100),
+              trial("aes128-ctr", "asyncssh", "asyncssh", 200), trial("3des-cbc", "openssh", "openssh", 20),
+              trial("aes128-ctr", "openssh", "dropbear", 150)]
+    summaries = summarise_transfers(trials)
+    got = [(s.combination.client, s.combination.server, s.combination.cipher, round(s.relative_to_fastest, 2))
+           for s in summaries]
+    assert got == [("openssh", "openssh", "aes128-ctr", 1.0), ("openssh", "openssh", "3des-cbc", 40.0),
+                   ("asyncssh", "asyncssh", "aes128-ctr", 1.0), ("asyncssh", "asyncssh", "arcfour", 2.0),
+                   ("openssh", "dropbear", "aes128-ctr", 1.0)]

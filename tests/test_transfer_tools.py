@@ -4,6 +4,7 @@ integrity checks, against the private sshd (and a download from a 'remote' alias
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from sshbench.tools.pipe import PipeTool
 from sshbench.trial import run_trial
 from sshbench.units import MIB
 
+needs_rsync = pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed (apt-get install rsync)")
+
 SMALL = ("--size", "2M", "--runs", "1", "--warmup", "0", "--no-baselines", "--ciphers", "aes128-gcm@openssh.com")
 
 
@@ -27,6 +30,7 @@ def _doc(tmp_path, *args):
     return json.loads(out.read_text()), done
 
 
+@needs_rsync
 def test_every_tool_both_directions_to_tmpfs_verified(tmp_path):
     before = sshbench_temp_dirs()
     doc, _ = _doc(tmp_path, "--tool", "pipe,scp,scp-legacy,sftp,rsync", "--direction", "both", "--sink", "tmpfs")
@@ -50,6 +54,7 @@ def test_every_tool_both_directions_to_tmpfs_verified(tmp_path):
     assert not sshbench_temp_dirs() - before
 
 
+@needs_rsync
 def test_null_sink_counts_bytes_and_rsync_gets_tmpfs(tmp_path):
     doc, done = _doc(tmp_path, "--tool", "pipe,scp,rsync", "--direction", "up")
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]

@@ -76,8 +76,11 @@ def make_handler(home: str):
         try:
             await asyncio.gather(_pump_in(process.stdin, child.stdin), _pump_out(child.stdout, process.stdout),
                                  _pump_out(child.stderr, process.stderr))
-        except (asyncssh.Error, OSError):
-            pass  # the client went away: fall through to reaping the command
+        except Exception:  # the client went away mid-transfer (killed trial): stop the command, reap it
+            if child.returncode is None:
+                child.kill()
+            await child.wait()
+            return
         status = await child.wait()
         process.exit(status if status >= 0 else 128 - status)
 

@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     security_cli.add_algorithms_arguments(algs)  # --db
     store_cli.add_commands(sub)  # runs, report, compare, export, import
     security_cli.add_commands(sub)  # recommend, audit
+    from sshbench import crossover
+
+    crossover.add_commands(sub)  # crossover (emulated links)
     return parser
 
 
@@ -218,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             return store_cli.COMMANDS[args.command](args, out, err)
         if args.command in security_cli.COMMANDS:
             return security_cli.COMMANDS[args.command](args, out, err)
+        if args.command == "crossover":
+            from sshbench import crossover
+
+            return crossover.COMMANDS[args.command](args, out, err)
         return cmd_algorithms(args, out, err)
     except SshbenchError as e:
         err.print(f"sshbench: error: {e}", markup=False, highlight=False)

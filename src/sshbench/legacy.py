@@ -315,8 +315,6 @@ def implementation_notes(result) -> list[str]:
             return []
         notes = ["each client/server pair is ranked on its own (# and 'x fastest' restart per pair): "
                  + ", ".join(f"{c}/{s}" for c, s in pairs)]
-        if any("asyncssh" in p for p in pairs):
-            notes.append(ASYNCSSH_NOTE)
         target = result.target or {}
         servers = target.get("servers") or {target.get("kind"): target}
         for info in servers.values():

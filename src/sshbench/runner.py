@@ -94,6 +94,11 @@ class RunSettings:
         for name in self.servers():
             if self.host is None and name not in SERVERS:
                 raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
+        if self.dropbear_window is not None and "dropbear" not in self.servers():
+            raise UsageError("--dropbear-window sets the receive window of --server dropbear; add that server")
+        from sshbench.targets.dropbear import check_window
+
+        check_window(self.dropbear_window)
         if self.host is not None and self.servers() != ["openssh"]:
             raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
         if self.file is not None:
@@ -479,9 +484,15 @@ class Runner:
             if base is None:
                 continue
             t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
-            # On a shaped or delayed link the server-side reader misses what arrived before it started
-            # (up to one channel window, a large share at link rates): wall minus handshake is the clock.
-            if (t.data_clock != "server-reader" or _slow_link(t.combination.link)) and t.valid:
+            if t.data_clock == "server-reader" and t.valid and t.data_s and _slow_link(t.combination.link):
+                # On a shaped or delayed link the server-side reader misses what arrived before it started
+                # (the remote shell's start-up at link rate, up to one channel window): it under-reads the
+                # data phase, never over-reads it. The longer of the two clocks is the data phase, so
+                # that handshake jitter cannot make a trial faster than the reader allows.
+                if t.wall_minus_handshake_s > t.data_s:
+                    t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
+                continue
+            if t.data_clock != "server-reader" and t.valid:
                 if t.wall_minus_handshake_s > 0:
                     t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
                 else:

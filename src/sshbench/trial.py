@@ -84,6 +84,9 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
             proc.kill()
 
         timer = threading.Timer(timeout_s, _kill)
+        # Daemon: a signal that interrupts start() itself (before the try below) leaves the timer running;
+        # a non-daemon one would then hold the exiting process for up to timeout_s.
+        timer.daemon = True
         timer.start()
         try:
             # wait4 gives the child's own rusage (with its reaped children: scp's and rsync's ssh): the

@@ -25,6 +25,7 @@ class Comparison:
     client_cpu_cores: float | None
     server_cpu_cores: float | None
     verdict: bottleneck.Verdict | None
+    crypto_cpu_share: float | None = None  # of the busier side's CPU time per byte, what the crypto needs
 
     def to_json(self) -> dict:
         return {
@@ -34,6 +35,7 @@ class Comparison:
             "crypto_ceiling_note": self.crypto_note,
             "client_cpu_cores": self.client_cpu_cores,
             "server_cpu_cores": self.server_cpu_cores,
+            "crypto_cpu_share": self.crypto_cpu_share,
             "bound_by": self.verdict.bound_by if self.verdict else None,
             "bound_by_evidence": self.verdict.evidence if self.verdict else None,
         }
@@ -109,6 +111,7 @@ def compare(result: Any) -> dict[Combination, Comparison]:
             vs_crypto_ceiling=rate / ceiling if rate and ceiling else None,
             crypto_note=note, client_cpu_cores=client_cores, server_cpu_cores=server_cores,
             verdict=bottleneck.verdict(measurements),
+            crypto_cpu_share=(bottleneck.crypto_cpu_share(measurements) or (None,))[0],
         )
     return out
 

@@ -9,7 +9,10 @@ Checks in order, the first that holds wins:
 3. `window`       an emulated link with a known RTT: throughput >= WINDOW_FRACTION (80%) of
                   channel window / RTT (SSH's flow control caps one channel at that).
 4. `crypto`       throughput >= CRYPTO_FRACTION (80%) of the single-core crypto ceiling of the
-                  cipher (+ MAC): the algorithm itself is the limit; pick a faster one.
+                  cipher (+ MAC), or the crypto alone needs >= 80% of the CPU time per byte that
+                  the ssh client or the sshd session spent (throughput / ceiling / cores used; this
+                  form still holds when a busy machine gives neither process a whole core):
+                  the algorithm itself is the limit; pick a faster one.
 5. `client-cpu` / `server-cpu`
                   that process used >= CPU_BUSY_CORES (0.9) of a core during the data phase
                   (CPU seconds / data-phase seconds; ssh is single-threaded per connection).
@@ -37,8 +40,8 @@ EXPLANATIONS = {
     "network": "ssh moved data about as fast as a plain TCP connection on the same path, so the path is the limit.",
     "disk": "the payload's disk source or sink is about this fast on its own, so the disk is the limit.",
     "window": "throughput is near the SSH channel window divided by the round-trip time; a larger window would help.",
-    "crypto": "throughput is near what one core can encrypt and MAC with these algorithms; a faster cipher/MAC "
-              "would help.",
+    "crypto": "encrypting and MACing take most of the CPU time per byte (near one core's crypto ceiling); a "
+              "faster cipher/MAC would help.",
     "client-cpu": "the ssh client used a full core during the data phase; a faster client CPU or cheaper "
                   "algorithms would help.",
     "server-cpu": "the sshd session process used a full core during the data phase; a faster server CPU or "
@@ -76,6 +79,18 @@ def _pct(value: float) -> str:
     return f"{value:.0%}"
 
 
+def crypto_cpu_share(m: Measurements) -> tuple[float, str] | None:
+    """(share, side): of the CPU time a side spent per byte, the share the crypto alone needs at
+    its one-core ceiling, for the side where it is larger. Unlike throughput / ceiling, it holds on
+    a busy machine, where neither process gets a whole core."""
+    if not (m.mib_s and m.crypto_ceiling_mib_s):
+        return None
+    shares = [((m.mib_s / m.crypto_ceiling_mib_s) / cores, side)
+              for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
+              if cores is not None and cores > 0]
+    return max(shares) if shares else None
+
+
 def verdict(m: Measurements) -> Verdict | None:
     """One word and its evidence; None where there is no throughput to judge."""
     if m.mib_s is None or m.mib_s <= 0:
@@ -95,6 +110,12 @@ def verdict(m: Measurements) -> Verdict | None:
     if m.crypto_ceiling_mib_s and rate >= CRYPTO_FRACTION * m.crypto_ceiling_mib_s:
         return Verdict("crypto", f"{rate:.0f} MiB/s is {_pct(rate / m.crypto_ceiling_mib_s)} of the one-core "
                                  f"crypto ceiling ({m.crypto_ceiling_mib_s:.0f} MiB/s; threshold "
+                                 f"{_pct(CRYPTO_FRACTION)})")
+    share = crypto_cpu_share(m)
+    if share is not None and share[0] >= CRYPTO_FRACTION:
+        who = "ssh client" if share[1] == "client" else "sshd session"
+        return Verdict("crypto", f"the cipher/MAC alone needs {_pct(share[0])} of the {who}'s CPU time per byte "
+                                 f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold "
                                  f"{_pct(CRYPTO_FRACTION)})")
     busy = [(cores, side) for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
             if cores is not None and cores >= CPU_BUSY_CORES]

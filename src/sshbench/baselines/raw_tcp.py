@@ -3,7 +3,7 @@
 It answers "how fast is the path itself?" (seed 001's netcat control). For the private target both
 ends are on this machine: a sink process (tcp_sink.py, in its own session like sshd) bound to
 127.0.0.1 reads into a reused buffer and discards (as the ssh trials' `dd of=/dev/null`), and this
-thread sends the payload file with sendfile(2) (as ssh reads it from a file on stdin). The
+thread writes the payload file (mapped, 1 MiB writes; ssh reads it from a file on stdin). The
 receiver's own clock times the data phase (first byte to end of data: the sender waits for its
 "go") and it counts the bytes: a trial is valid only if every byte arrived.
 
@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
+import os
 import select
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from sshbench.baselines.tcp_sink import GO
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
@@ -32,6 +36,7 @@ KIND = "raw-tcp"
 RAW_TCP = Combination(cipher="raw-tcp", mac=IMPLICIT_MAC, kex="none", tool="raw-tcp")
 SINK_SCRIPT = Path(__file__).with_name("tcp_sink.py")
 STARTUP_TIMEOUT_S = 15.0
+SEND_CHUNK = 1 << 20
 LOOPBACK = "127.0.0.1"
 DATA_CLOCK = "receiver"
 REMOTE_SKIP_NOTE = ("raw TCP control skipped: it runs only against a private server on this machine for now "
@@ -116,29 +121,49 @@ class TcpSink:
 def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
     """Send the whole file; (bytes sent, this thread's CPU seconds).
 
-    The socket is blocking during the transfer: with a timeout set, Python's sendfile polls
-    between short non-blocking sends, which cost a third of the rate here. A watchdog timer
-    shuts the socket down instead, so the wait is still bounded."""
+    The file is mapped (pages populated before the sink's clock starts, as a sender's buffer would
+    be) and written in SEND_CHUNK blocks: on loopback that ran ~40% faster than sendfile(2) here,
+    which splices page by page. The socket is blocking during the transfer (with a timeout set,
+    Python polls between short non-blocking sends); a watchdog timer shuts it down instead, so
+    the wait is still bounded."""
     from sshbench.netns import inside
 
     cpu_start = time.thread_time()
-    with inside(netns):  # an emulated link: the sender lives in the client namespace
-        connected = socket.create_connection(address, timeout=timeout_s)
-    with open(path, "rb") as source, connected as sock:
-        if sock.recv(1) != GO:  # the sink's clock is running
-            raise OSError("raw TCP sink closed before the transfer")
-        sock.settimeout(None)
-        watchdog = threading.Timer(timeout_s, _shutdown, args=(sock,))
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            sent = sock.sendfile(source)
-            sock.shutdown(socket.SHUT_WR)
-            # Wait for the sink to close its end: the data is then all read, not merely buffered.
-            sock.recv(1)
-        finally:
-            watchdog.cancel()
+    with open(path, "rb") as source, _mapped(source) as view:
+        with inside(netns):  # an emulated link: the sender lives in the client namespace
+            connected = socket.create_connection(address, timeout=timeout_s)
+        with connected as sock:
+            if sock.recv(1) != GO:  # the sink's clock is running
+                raise OSError("raw TCP sink closed before the transfer")
+            sock.settimeout(None)
+            watchdog = threading.Timer(timeout_s, _shutdown, args=(sock,))
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                for offset in range(0, len(view), SEND_CHUNK):
+                    sock.sendall(view[offset:offset + SEND_CHUNK])
+                sock.shutdown(socket.SHUT_WR)
+                # Wait for the sink to close its end: the data is then all read, not merely buffered.
+                sock.recv(1)
+            finally:
+                watchdog.cancel()
+        sent = len(view)
     return sent, time.thread_time() - cpu_start
+
+
+@contextlib.contextmanager
+def _mapped(source: BinaryIO) -> Iterator[memoryview]:
+    """The whole file as a read-only memoryview (empty for an empty file)."""
+    if os.fstat(source.fileno()).st_size == 0:
+        yield memoryview(b"")
+        return
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    with mmap.mmap(source.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mapped:
+        view = memoryview(mapped)
+        try:
+            yield view
+        finally:
+            view.release()
 
 
 def _shutdown(sock: socket.socket) -> None:

@@ -51,7 +51,7 @@ def columns(summaries: list[dict]) -> list[Column]:
 
     cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
     for key, default in (("kex", None), ("compression", "none"), ("tool", "pipe"), ("direction", "up"),
-                         ("sink", None), ("server", None), ("client", None), ("link", "loopback")):
+                         ("sink", None), ("server", "openssh"), ("client", "openssh"), ("link", "loopback")):
         if varies(key, default):
             cols.append(Column(key, key))
     cols += [Column("MiB/s", "median_mib_s", True), Column("min", "min_mib_s", True),

@@ -151,6 +151,10 @@ def warnings(result: RunResult) -> list[str]:
                    f"{' warm-up' if t.warmup else ''}): {t.invalid_reason}")
     if len(invalid) > 10:
         out.append(f"... and {len(invalid) - 10} more invalid trials (see --json)")
+    from sshbench.legacy import ASYNCSSH_NOTE  # every report format (terminal, Markdown, HTML) says it
+
+    if any("asyncssh" in (c.client, c.server) for c in result.combinations):
+        out.append(ASYNCSSH_NOTE)
     agreement = clock_agreement(result.trials)
     if agreement is not None and abs(agreement - 1) > 0.10:
         out.append(f"the server-side clock and wall-minus-handshake disagree by {abs(agreement - 1):.0%} "

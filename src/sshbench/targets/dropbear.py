@@ -133,7 +133,17 @@ class DropbearServer(PrivateServer):
         return self._host_key  # type: ignore[return-value]
 
     def server_cpu_total(self) -> float | None:
-        # Dropbear forks one process per connection and reaps it itself: the listener's cutime+cstime.
+        # Dropbear forks one process per connection and reaps it itself: the listener's cutime+cstime,
+        # read once the last connection's process is gone (bounded: it exits right after the client).
+        if self.process is None:
+            return None
+        import time
+
+        from sshbench.cleanup import descendants
+
+        deadline = time.monotonic() + 5.0
+        while descendants(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.005)  # bounded poll of the process table, not a synchronisation sleep
         return self._proc_cpu(include_children=True)
 
     def describe(self) -> dict:

@@ -37,7 +37,12 @@ class NetnsOpenSSH(PrivateOpenSSH):
         for name in self.path.states:
             self.path.measure_rtt(name, self.port)
         self.label = f"private sshd {SERVER_ADDR}:{self.port} in namespace {self.path.server_ns}"
-        cleanup.push(self._refresh_report)  # after the final counters were collected (runs earlier: LIFO)
+        # Undone first (LIFO), while the qdiscs still exist: the last link's counters, then the report.
+        cleanup.push(self._final_counters)
+        self._refresh_report()
+
+    def _final_counters(self) -> None:
+        self.path.collect_counters()
         self._refresh_report()
 
     def _refresh_report(self) -> None:
