@@ -110,7 +110,8 @@ class _CorruptingPipe(PipeTool):
 
 
 def test_corruption_is_caught_by_verify(tmp_path):
-    from sshbench.runner import RunSettings, _TrialPaths
+    from sshbench.settings import RunSettings
+    from sshbench.trial_files import TrialPaths
 
     cleanup = Cleanup()
     try:
@@ -118,7 +119,7 @@ def test_corruption_is_caught_by_verify(tmp_path):
         target.start(cleanup)
         combo = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256", sink="tmpfs")
         settings = RunSettings(sink="tmpfs", size=2 * MIB)
-        paths = _TrialPaths(target, cleanup, cleanup.make_temp_dir(prefer_shm=True), [combo], settings)
+        paths = TrialPaths(target, cleanup, cleanup.make_temp_dir(prefer_shm=True), [combo], settings)
         files = paths.for_trial(combo, "transfer", 2 * MIB)
         trial = run_trial(ssh="ssh", target=target, tool=_CorruptingPipe(), combo=combo, kind="transfer",
                           repetition=0, warmup=False, payload=Path(files.local_source), payload_bytes=2 * MIB,
@@ -169,3 +170,41 @@ def test_download_from_a_remote_host_copies_the_source_and_cleans_up(tmp_path):
         assert not [p for p in leftovers if os.path.exists(f"/dev/shm/{p}/source-random-{2 * MIB}")]
     finally:
         cleanup.close()
+
+
+@pytest.mark.parametrize("tool_name", ["pipe", "scp"])
+def test_a_full_sink_invalidates_the_trial_and_names_the_sink(tmp_path, tool_name):
+    """/dev/full answers every write with ENOSPC: a full disk at the sink, for real."""
+    from sshbench.tools import get_tool
+
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        payload = tmp_path / "payload"
+        payload.write_bytes(os.urandom(2 * MIB))
+        files = TrialFiles(local_source=str(payload), remote_source=None, remote_sink="/dev/full", local_sink="/dev/null")
+        combo = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256", tool=tool_name, sink="disk")
+        trial = run_trial(ssh="ssh", target=target, tool=get_tool(tool_name), combo=combo, kind="transfer",
+                          repetition=0, warmup=False, payload=payload, payload_bytes=2 * MIB, workdir=tmp_path,
+                          timeout_s=60, files=files)
+        assert not trial.valid
+        assert "/dev/full" in trial.invalid_reason  # the message names the sink
+        if tool_name == "pipe":  # (SFTP-based scp only says "failed to upload": the protocol has no ENOSPC)
+            assert "No space left on device" in trial.invalid_reason
+        assert target.alive()  # the run can go on
+    finally:
+        cleanup.close()
+
+
+def test_seed_preset_fills_in_what_the_user_left_out(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli("run", "--preset", "seed000", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1",
+                   "--warmup", "0", "--no-baselines", "--sink", "null", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "preset seed000" in done.stderr
+    combos = {(s["tool"], s["payload"], s["compression"], s["sink"]) for s in json.loads(out.read_text())["summaries"]}
+    # the preset's tool, payload and compression; the user's own --sink wins over the preset's tmpfs
+    assert combos == {("scp", "text", "none", "null"), ("scp", "text", "zlib@openssh.com", "null")}
+    bad = run_cli("run", "--preset", "seed999")
+    assert bad.returncode == 2 and "unknown preset 'seed999'" in bad.stderr

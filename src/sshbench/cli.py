@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="adaptive sizing never goes above this (default 1G)")
     run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
+    run.add_argument("--preset", metavar="NAME",
+                     help="a seed's set-up: seed000 (scp of a tar, +-compression), seed001 (cipher x MAC), "
+                          "seed002 (scp of zeros to disk), seed004 (pipe per cipher); given options win")
+    run.add_argument("--seeds", action="store_true",
+                     help="run the seed000 and seed001 presets one after the other, to compare with the seeds' tables")
     run.add_argument("--server", default="openssh",
                      help="comma list of private server implementations to sweep: openssh, dropbear, asyncssh "
                           "(default openssh)")
@@ -103,6 +108,39 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
     state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
     what = "warm-up" if trial.warmup else f"run {trial.repetition + 1}"
     return f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"
+
+
+def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`run`, with --preset applied, or once per seed preset with --seeds (the worst exit code wins)."""
+    from sshbench import presets
+
+    if args.seeds and args.preset:
+        raise UsageError("--seeds runs the seed presets itself; give either --seeds or --preset")
+    if (args.seeds or args.preset) and args.resume is not None:
+        raise UsageError("--resume uses the stored run's settings; drop --preset/--seeds")
+    names = list(presets.SEEDS) if args.seeds else [args.preset] if args.preset else []
+    if not names:
+        return cmd_run(args, out, err)
+    given = _given_run_options(args.argv)
+    worst = 0
+    runs = [(name, presets.apply(args, given, name)) for name in names]  # unknown names fail here
+    for name, preset_args in runs:
+        err.print(f"sshbench: preset {name}: {presets.PRESETS[name].what}", highlight=False)
+        code = cmd_run(preset_args, out, err)
+        worst = max(worst, code)
+        if code >= 128:  # interrupted: do not start the next preset
+            break
+    return worst
+
+
+def _given_run_options(argv: list[str]) -> set[str]:
+    """The `run` options the user typed (a preset fills in only the others): parse again with every
+    default suppressed, so only given options appear."""
+    parser = build_parser()
+    run_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
+    for action in run_parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv))) - {"command"}
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -214,9 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     # soft_wrap: an error stays one line however narrow the terminal (scripts grep for it).
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
+        argv = list(sys.argv[1:] if argv is None else argv)
         args = build_parser().parse_args(argv)
+        args.argv = argv
         if args.command == "run":
-            return cmd_run(args, out, err)
+            return cmd_run_presets(args, out, err)
         if args.command in store_cli.COMMANDS:
             return store_cli.COMMANDS[args.command](args, out, err)
         if args.command in security_cli.COMMANDS:

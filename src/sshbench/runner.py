@@ -17,131 +17,18 @@ from sshbench import baselines as baseline_hooks
 from sshbench import environment
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
-from sshbench.cleanup import Cleanup, clean_leftovers, disk_dir, kill_tree, signals_raise
+from sshbench.cleanup import Cleanup, clean_leftovers, kill_tree, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError, UsageError
-from sshbench.payload import (
-    FLATTERING_KINDS, MIN_SIZE, PAYLOAD_KINDS, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate, zlib_ratio,
-)
+from sshbench.payload import FLATTERING_KINDS, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate
 from sshbench.plan import ScheduledTrial, build_matrix, handshake_combinations, schedule
 from sshbench.results import NO_COMPRESSION, Combination, Trial
 from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
-from sshbench.links import parse_links
-from sshbench.targets import SERVERS, Target, make_target
-from sshbench.tools import CLIENT_TOOLS, TOOLS, TransferTool, TrialFiles, get_tool
+from sshbench.targets import Target, make_target
+from sshbench.settings import RunSettings
+from sshbench.tools import CLIENT_TOOLS, TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
-from sshbench.units import GIB, format_size
-
-
-@dataclass
-class RunSettings:
-    host: str | None = None  # None: the private sshd
-    ciphers: str | None = None  # None: every cipher both ends support
-    macs: str | None = None  # None: the MAC a default connection negotiates (all with --full)
-    kex: str | None = None  # None: the kex a default connection negotiates
-    full: bool = False
-    size: int | None = None  # None: adaptive, about `seconds` of data phase per combination
-    seconds: float = 1.0
-    max_size: int = 1 * GIB
-    runs: int = 5
-    warmup: int = 1
-    tool: str = "pipe"  # comma list of transfer tools (sshbench.tools)
-    direction: str = "up"  # up | down | both
-    sink: str = "null"  # comma list of null, tmpfs, disk
-    payload: str = "random"  # comma list of random, zero, text
-    file: str | None = None  # the user's own payload file (never modified); overrides payload and size
-    compression: str = "off"  # off | on | both
-    verify: bool | None = None  # SHA-256 of what arrived; None: on for file sinks
-    server: str = "openssh"  # comma list of private server implementations (sshbench.targets.SERVERS)
-    link: str = "loopback"  # comma list of link profiles (sshbench.links)
-    trial_timeout_s: float = 300.0
-    ssh: str = "ssh"
-    sshd: str | None = None
-    ssh_config: str | None = None
-    no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
-    baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
-    dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
-
-    def validate(self) -> None:
-        if self.runs < 1:
-            raise UsageError(f"--runs must be at least 1 (got {self.runs})")
-        if self.warmup < 0:
-            raise UsageError(f"--warmup cannot be negative (got {self.warmup})")
-        if self.size is not None and self.size < MIN_SIZE:
-            raise UsageError(f"--size {format_size(self.size)} is too small: at least {format_size(MIN_SIZE)}, "
-                             "or the data phase is too short to time")
-        if self.max_size < MIN_SIZE:
-            raise UsageError(f"--max-size must be at least {format_size(MIN_SIZE)}")
-        if not 0.05 <= self.seconds <= 600:
-            raise UsageError(f"--seconds must be between 0.05 and 600 (got {self.seconds})")
-        if self.trial_timeout_s <= 0:
-            raise UsageError("--trial-timeout must be positive")
-        if self.ssh_config and self.host is None:
-            raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
-        if self.no_aesni:
-            baseline_hooks.aesni.refuse_unless_applicable(self.host, environment.cpu_info())
-        for name in self.tools():
-            if name not in TOOLS:
-                raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}")
-        self.directions()
-        for sink in self.sinks():
-            if sink not in SINKS:
-                raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
-        for kind in self.payloads():
-            if kind not in PAYLOAD_KINDS and kind != "file":
-                raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
-        self.compressions()
-        self.link_profiles()
-        for name in self.servers():
-            if self.host is None and name not in SERVERS:
-                raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
-        if self.dropbear_window is not None and "dropbear" not in self.servers():
-            raise UsageError("--dropbear-window sets the receive window of --server dropbear; add that server")
-        from sshbench.targets.dropbear import check_window
-
-        check_window(self.dropbear_window)
-        if self.host is not None and self.servers() != ["openssh"]:
-            raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
-        if self.file is not None:
-            if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
-                raise UsageError(f"--file {self.file}: not a readable file")
-            if os.path.getsize(self.file) < MIN_SIZE:
-                raise UsageError(f"--file {self.file} is too small to time: at least {format_size(MIN_SIZE)}")
-
-    def tools(self) -> list[str]:
-        return _comma_list(self.tool) or ["pipe"]
-
-    def directions(self) -> list[str]:
-        # iperf3's -R (reverse) is `down`
-        mapping = {"up": ["up"], "down": ["down"], "reverse": ["down"], "both": ["up", "down"]}
-        if self.direction not in mapping:
-            raise UsageError(f"--direction must be up, down or both (got {self.direction!r})")
-        return mapping[self.direction]
-
-    def sinks(self) -> list[str]:
-        return _comma_list(self.sink) or ["null"]
-
-    def payloads(self) -> list[str]:
-        return ["file"] if self.file else (_comma_list(self.payload) or ["random"])
-
-    def servers(self) -> list[str]:
-        return _comma_list(self.server) or ["openssh"]
-
-    def link_profiles(self) -> list:
-        return parse_links(self.link)
-
-    def compressions(self) -> list[str]:
-        mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
-        if self.compression not in mapping:
-            raise UsageError(f"--compression must be off, on or both (got {self.compression!r})")
-        return mapping[self.compression]
-
-
-SINKS = ("null", "tmpfs", "disk")
-ZLIB = "zlib@openssh.com"
-
-
-def _comma_list(text: str | None) -> list[str]:
-    return list(dict.fromkeys(t.strip() for t in (text or "").split(",") if t.strip()))
+from sshbench.trial_files import TrialPaths
+from sshbench.units import format_size
 
 
 @dataclass
@@ -355,7 +242,7 @@ class Runner:
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
-        self._paths = {name: _TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
+        self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
         sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in combos}
@@ -520,124 +407,4 @@ def clock_agreement(trials: list[Trial]) -> float | None:
     return statistics.median(ratios) if ratios else None
 
 
-class _TrialPaths:
-    """Where each trial's data comes from and goes to: payload files per kind, download sources on
-    the server, sink files (removed after each trial), empty files for handshakes, and integrity
-    checks of what arrived."""
-
-    def __init__(self, target: Target, cleanup: Cleanup, workdir: Path, combos: list[Combination],
-                 settings: RunSettings) -> None:
-        self.target = target
-        self.cleanup = cleanup
-        self.workdir = workdir
-        self.settings = settings
-        self.stores = {kind: PayloadStore(workdir, kind, Path(settings.file) if kind == "file" else None)
-                       for kind in settings.payloads()}
-        self.payloads = next(iter(self.stores.values()))  # the raw TCP control's payload
-        self.empty = workdir / "empty"
-        self.empty.touch()
-        self._server_dirs: dict[str, str] = {}
-        self._local_dirs: dict[str, str] = {"tmpfs": str(workdir)}
-        self._remote_sources: dict[tuple[str, int], str] = {}
-        self._remote_empty: str | None = None
-        self.zlib_ratios: dict[str, float] = {}
-        self.needs_remote_copy = not target.shares_local_filesystem
-
-    def verify_on(self, combo: Combination) -> bool:
-        return self.settings.verify if self.settings.verify is not None else combo.sink != "null"
-
-    def _server_dir(self, where: str) -> str:
-        if where not in self._server_dirs:
-            self._server_dirs[where] = self.target.make_scratch_dir(where, self.cleanup)
-        return self._server_dirs[where]
-
-    def _local_dir(self, where: str) -> str:
-        if where not in self._local_dirs:
-            self._local_dirs[where] = str(self.cleanup.make_temp_dir(base_dir=disk_dir()))
-        return self._local_dirs[where]
-
-    def payload(self, combo: Combination, size: int) -> Path:
-        path = self.stores[combo.payload].path_for(size)
-        if combo.payload not in self.zlib_ratios:
-            self.zlib_ratios[combo.payload] = zlib_ratio(path)
-        return path
-
-    def _remote_source(self, combo: Combination, size: int) -> str:
-        local = self.payload(combo, size)
-        if not self.needs_remote_copy:
-            return str(local)  # the private server reads the same filesystem
-        key = (combo.payload, size)
-        if key not in self._remote_sources:
-            remote = f"{self._server_dir('tmpfs')}/source-{combo.payload}-{size}"
-            self.target.put_file(str(local), remote)
-            self._remote_sources[key] = remote
-        return self._remote_sources[key]
-
-    def _remote_empty_file(self) -> str:
-        if not self.needs_remote_copy:
-            return str(self.empty)
-        if self._remote_empty is None:
-            self._remote_empty = f"{self._server_dir('tmpfs')}/empty"
-            self.target.put_file(str(self.empty), self._remote_empty)
-        return self._remote_empty
-
-    def for_trial(self, combo: Combination, kind: str, size: int) -> TrialFiles:
-        transfer = kind == "transfer"
-        down = combo.direction == "down"
-        local_source = str(self.payload(combo, size)) if transfer and not down else str(self.empty)
-        remote_source = None
-        if down:
-            remote_source = self._remote_source(combo, size) if transfer else self._remote_empty_file()
-        sink_name = f"sink-{combo.tool}"
-        remote_sink = "/dev/null" if combo.sink == "null" else f"{self._server_dir(combo.sink)}/{sink_name}"
-        local_sink = "/dev/null" if combo.sink == "null" else f"{self._local_dir(combo.sink)}/{sink_name}"
-        return TrialFiles(local_source=local_source, remote_source=remote_source, remote_sink=remote_sink,
-                          local_sink=local_sink)
-
-    def check_received(self, trial: Trial, files: TrialFiles) -> None:
-        """After the timed phase: the sink file's size (and SHA-256 with --verify) against the payload's;
-        then remove it. A mismatch makes the trial invalid."""
-        combo = trial.combination
-        if combo.sink == "null":
-            return
-        down = combo.direction == "down"
-        sink = files.local_sink if down else files.remote_sink
-        try:
-            if not trial.valid:
-                return
-            expected = self.stores[combo.payload].digest(self.payload(combo, trial.payload_bytes)) \
-                if self.verify_on(combo) else None
-            if down or not self.needs_remote_copy:
-                if not os.path.exists(sink):
-                    trial.valid, trial.invalid_reason = False, f"nothing arrived at {sink}"
-                    return
-                size = os.path.getsize(sink)
-                digest = None
-                if expected is not None:
-                    from sshbench.payload import sha256_of
-
-                    digest = sha256_of(Path(sink))
-            elif expected is not None:
-                found = self.target.file_digest(sink)
-                if found is None:
-                    trial.valid, trial.invalid_reason = False, f"cannot read back {sink} on the server"
-                    return
-                size, digest = found
-            else:
-                return  # a remote file sink without --verify: the tool's exit status vouches for it
-            if trial.received_bytes_at_sink is None:
-                trial.received_bytes_at_sink = size
-            if size != trial.payload_bytes:
-                trial.valid = False
-                trial.invalid_reason = f"{size} of {trial.payload_bytes} bytes arrived at {sink}"
-            elif digest is not None:
-                trial.verified = digest == expected
-                if not trial.verified:
-                    trial.valid = False
-                    trial.invalid_reason = f"SHA-256 of what arrived at {sink} differs from the payload's"
-        finally:
-            if down or not self.needs_remote_copy:
-                Path(sink).unlink(missing_ok=True)
-            else:
-                self.target.remove_file(sink)
-
+__all__ = ["RunResult", "RunSettings", "Runner", "clock_agreement"]

@@ -21,7 +21,7 @@ from sshbench.store import Store, open_store, read_document
 
 REPORT_FORMATS = ("table", "markdown", "csv", "json", "html")
 # `run` options that are not measurement settings (allowed with --resume).
-_NOT_SETTINGS = {"command", "verbose", "json", "db", "resume"}
+_NOT_SETTINGS = {"command", "verbose", "json", "db", "resume", "preset", "seeds", "argv"}
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ its log checked."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -120,16 +121,28 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
         after = target.server_cpu_total()
         if after is not None:
             trial.server_cpu_s, trial.server_cpu_scope = max(after - server_cpu_before, 0.0), "connection"
-    trial.invalid_reason = _invalid_reason(trial, combo, tool, timed_out.is_set(), timeout_s, stderr)
+    trial.invalid_reason = _invalid_reason(trial, combo, tool, timed_out.is_set(), timeout_s, stderr, stdout)
     trial.valid = trial.invalid_reason is None
     return trial
 
 
+# A write error at the sink (a full disk) names the file; the tool's own words say which.
+_SINK_ERROR = re.compile(r"^(?:dd: |scp: |remote |)(?:error writing |writing to |)'?([^':\"]*)'?: "
+                         r"(No space left on device|Disk quota exceeded|Read-only file system|Permission denied)"
+                         r"|write failed on \"([^\"]+)\": (No space left on device|Disk quota exceeded)", re.M)
+
+
 def _invalid_reason(trial: Trial, combo: Combination, tool: TransferTool, timed_out: bool, timeout_s: float,
-                    stderr: str) -> str | None:
+                    stderr: str, stdout: str = "") -> str | None:
     if timed_out:
         return f"timed out after {timeout_s:.0f} s"
     if trial.exit_status != 0:
+        sink_error = _SINK_ERROR.search(stdout) or _SINK_ERROR.search(stderr)
+        if sink_error:
+            path = (sink_error.group(1) or sink_error.group(3) or "").strip() or "(sink)"
+            return f"cannot write the sink {path}: {sink_error.group(2) or sink_error.group(4)}"
+        if "No space left on device" in stdout + stderr:
+            return "the sink is full (No space left on device)"
         why = explain_failure(stderr)
         if why is None:
             lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("debug", "SSHBENCH-"))

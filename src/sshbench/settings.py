@@ -1,0 +1,132 @@
+"""What a run was asked to do: every effective setting, validated before anything starts.
+
+RunSettings is stored with each run (the results store, --resume, the JSON's `settings`), so its
+field names are stable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sshbench import baselines as baseline_hooks
+from sshbench import environment
+from sshbench.errors import UsageError
+from sshbench.links import parse_links
+from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
+from sshbench.results import NO_COMPRESSION
+from sshbench.targets import SERVERS
+from sshbench.tools import TOOLS
+from sshbench.units import GIB, format_size
+
+
+@dataclass
+class RunSettings:
+    host: str | None = None  # None: the private sshd
+    ciphers: str | None = None  # None: every cipher both ends support
+    macs: str | None = None  # None: the MAC a default connection negotiates (all with --full)
+    kex: str | None = None  # None: the kex a default connection negotiates
+    full: bool = False
+    size: int | None = None  # None: adaptive, about `seconds` of data phase per combination
+    seconds: float = 1.0
+    max_size: int = 1 * GIB
+    runs: int = 5
+    warmup: int = 1
+    tool: str = "pipe"  # comma list of transfer tools (sshbench.tools)
+    direction: str = "up"  # up | down | both
+    sink: str = "null"  # comma list of null, tmpfs, disk
+    payload: str = "random"  # comma list of random, zero, text
+    file: str | None = None  # the user's own payload file (never modified); overrides payload and size
+    compression: str = "off"  # off | on | both
+    verify: bool | None = None  # SHA-256 of what arrived; None: on for file sinks
+    server: str = "openssh"  # comma list of private server implementations (sshbench.targets.SERVERS)
+    link: str = "loopback"  # comma list of link profiles (sshbench.links)
+    trial_timeout_s: float = 300.0
+    ssh: str = "ssh"
+    sshd: str | None = None
+    ssh_config: str | None = None
+    no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
+    baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
+    dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
+
+    def validate(self) -> None:
+        if self.runs < 1:
+            raise UsageError(f"--runs must be at least 1 (got {self.runs})")
+        if self.warmup < 0:
+            raise UsageError(f"--warmup cannot be negative (got {self.warmup})")
+        if self.size is not None and self.size < MIN_SIZE:
+            raise UsageError(f"--size {format_size(self.size)} is too small: at least {format_size(MIN_SIZE)}, "
+                             "or the data phase is too short to time")
+        if self.max_size < MIN_SIZE:
+            raise UsageError(f"--max-size must be at least {format_size(MIN_SIZE)}")
+        if not 0.05 <= self.seconds <= 600:
+            raise UsageError(f"--seconds must be between 0.05 and 600 (got {self.seconds})")
+        if self.trial_timeout_s <= 0:
+            raise UsageError("--trial-timeout must be positive")
+        if self.ssh_config and self.host is None:
+            raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
+        if self.no_aesni:
+            baseline_hooks.aesni.refuse_unless_applicable(self.host, environment.cpu_info())
+        for name in self.tools():
+            if name not in TOOLS:
+                raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}")
+        self.directions()
+        for sink in self.sinks():
+            if sink not in SINKS:
+                raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
+        for kind in self.payloads():
+            if kind not in PAYLOAD_KINDS and kind != "file":
+                raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
+        self.compressions()
+        self.link_profiles()
+        for name in self.servers():
+            if self.host is None and name not in SERVERS:
+                raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
+        if self.dropbear_window is not None and "dropbear" not in self.servers():
+            raise UsageError("--dropbear-window sets the receive window of --server dropbear; add that server")
+        from sshbench.targets.dropbear import check_window
+
+        check_window(self.dropbear_window)
+        if self.host is not None and self.servers() != ["openssh"]:
+            raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
+        if self.file is not None:
+            if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
+                raise UsageError(f"--file {self.file}: not a readable file")
+            if os.path.getsize(self.file) < MIN_SIZE:
+                raise UsageError(f"--file {self.file} is too small to time: at least {format_size(MIN_SIZE)}")
+
+    def tools(self) -> list[str]:
+        return _comma_list(self.tool) or ["pipe"]
+
+    def directions(self) -> list[str]:
+        # iperf3's -R (reverse) is `down`
+        mapping = {"up": ["up"], "down": ["down"], "reverse": ["down"], "both": ["up", "down"]}
+        if self.direction not in mapping:
+            raise UsageError(f"--direction must be up, down or both (got {self.direction!r})")
+        return mapping[self.direction]
+
+    def sinks(self) -> list[str]:
+        return _comma_list(self.sink) or ["null"]
+
+    def payloads(self) -> list[str]:
+        return ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+
+    def servers(self) -> list[str]:
+        return _comma_list(self.server) or ["openssh"]
+
+    def link_profiles(self) -> list:
+        return parse_links(self.link)
+
+    def compressions(self) -> list[str]:
+        mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
+        if self.compression not in mapping:
+            raise UsageError(f"--compression must be off, on or both (got {self.compression!r})")
+        return mapping[self.compression]
+
+
+SINKS = ("null", "tmpfs", "disk")
+ZLIB = "zlib@openssh.com"
+
+
+def _comma_list(text: str | None) -> list[str]:
+    return list(dict.fromkeys(t.strip() for t in (text or "").split(",") if t.strip()))
