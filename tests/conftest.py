@@ -35,6 +35,11 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
     yield state
+    # A test that had to SIGKILL its sshbench (a failure path) leaves what kill -9 leaves: the same
+    # recovery a user's next run does removes it, so no daemon outlives the test.
+    from sshbench.cleanup import clean_leftovers
+
+    clean_leftovers()
     shutil.rmtree(shm, ignore_errors=True)
 
 
