@@ -135,12 +135,23 @@ def handshake_table(result: RunResult) -> Table | None:
     return table
 
 
+# Below this median data phase a rate says more about fixed stalls than about the cipher.
+SHORT_DATA_PHASE_S = 0.2
+
+
 def warnings(result: RunResult) -> list[str]:
     out = []
     wide = [s for s in result.summaries() if s.wide_spread]
     if wide:
         out.append(f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
                    "may be busy; consider more --runs or a quieter machine.")
+    short = [s for s in result.summaries() if s.median_data_s is not None and s.median_data_s < SHORT_DATA_PHASE_S]
+    if short:
+        fastest = min(s.median_data_s for s in short)  # type: ignore[type-var]
+        out.append(f"{len(short)} combination(s) moved their payload in under {SHORT_DATA_PHASE_S * 1000:.0f} ms "
+                   f"(down to {fastest * 1000:.0f} ms): fixed stalls (~40 ms delayed ACKs, one channel window "
+                   "buffered before the clock starts) distort rates that short; use a bigger --size, or leave "
+                   "it out for the adaptive size")
     unmeasured = [s for s in result.summaries() if s.unmeasured_trials]
     if unmeasured:
         out.append(f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
