@@ -10,7 +10,6 @@ import os
 import pwd
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -21,7 +20,8 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algor
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
-from sshbench.targets.base import Target, probe
+from sshbench.targets.base import probe
+from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
 INSTALL_HINT = "install it: apt-get install openssh-server (or pass --sshd PATH)"
@@ -49,15 +49,9 @@ def find_sshd(explicit: str | None) -> str:
     raise RunError(f"sshd not found; {INSTALL_HINT}")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class PrivateOpenSSH(Target):
+class PrivateOpenSSH(LocalServer):
     kind = "private-openssh"
-    shares_local_filesystem = True
+    server_name = "private sshd"
 
     def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None,
                  extra_config: dict[str, str] | None = None) -> None:
@@ -90,13 +84,13 @@ class PrivateOpenSSH(Target):
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         last_error = ""
         for _attempt in range(5):  # another process may grab the free port before sshd binds it
-            self.port = _free_port()
+            self.port = free_port()
             config = self._write_config()
             self._server = self._server_lists(config)
             try:
                 self._launch(config, cleanup)
                 break
-            except _PortTaken as err:
+            except PortTaken as err:
                 last_error = str(err)
         else:
             raise RunError(f"private sshd could not bind a port: {last_error}")
@@ -119,13 +113,7 @@ class PrivateOpenSSH(Target):
     def _make_keys(self) -> None:
         assert self.dir is not None
         for name in ("host_key", "client_key"):
-            try:
-                subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"sshbench-{name}",
-                                "-f", str(self.dir / name)], check=True, capture_output=True, timeout=30)
-            except FileNotFoundError:
-                raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
-            except subprocess.CalledProcessError as err:
-                raise RunError(f"ssh-keygen failed: {err.stderr.decode(errors='replace').strip()}") from None
+            make_ssh_keypair(self.dir / name, f"sshbench-{name}")
         shutil.copy(self.dir / "client_key.pub", self.dir / "authorized_keys")
         os.chmod(self.dir / "authorized_keys", 0o600)
 
@@ -236,7 +224,7 @@ class PrivateOpenSSH(Target):
                 self._drain_done.wait(timeout=2)
                 text = " ".join(self.log)
                 if "Address already in use" in text:
-                    raise _PortTaken(text)
+                    raise PortTaken(text)
                 raise RunError(f"private sshd exited at start ({self.process.returncode}): {self.last_log_line()}")
             if time.monotonic() > deadline:
                 raise RunError(f"private sshd did not start listening within {READY_TIMEOUT_S:.0f} s: "
@@ -251,9 +239,6 @@ class PrivateOpenSSH(Target):
                 self._listening.set()
         self._drain_done.set()
 
-    def last_log_line(self) -> str:
-        return self.log[-1] if self.log else "(no output)"
-
     def server_prefix(self) -> list[str]:
         """argv prefix for sshd (e.g. `ip netns exec NS`); it must exec sshd so that its pid is sshd's."""
         return []
@@ -263,58 +248,6 @@ class PrivateOpenSSH(Target):
         return f"[{self.listen_address}]:{self.port}"
 
     # --- the interface ----------------------------------------------------------------------------
-
-    def client_options(self) -> list[str]:
-        # Only -F, -i and -o: ssh, scp, sftp and rsync's `-e ssh` all take them the same way.
-        assert self.dir is not None
-        return [
-            "-F", "/dev/null",  # never the user's ssh_config
-            "-i", str(self.dir / "client_key"),
-            "-o", f"Port={self.port}",
-            "-o", f"User={self.user}",
-            "-o", "IdentitiesOnly=yes",
-            "-o", "IdentityAgent=none",
-            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
-            "-o", "GlobalKnownHostsFile=/dev/null",
-            "-o", "StrictHostKeyChecking=yes",
-            "-o", "HostKeyAlgorithms=ssh-ed25519",
-            "-o", "UpdateHostKeys=no",
-            "-o", "BatchMode=yes",
-            "-o", "ControlMaster=no",
-            "-o", "ControlPath=none",
-            "-o", "ForwardAgent=no",
-            "-o", "ForwardX11=no",
-            "-o", "ConnectTimeout=10",
-        ]
-
-    def destination(self) -> list[str]:
-        return ["127.0.0.1"]
-
-    # The server shares this machine's filesystem: its scratch dirs and files are local.
-
-    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
-        if where == "tmpfs":
-            return str(cleanup.make_temp_dir(prefer_shm=True))
-        from sshbench.cleanup import disk_dir
-
-        return str(cleanup.make_temp_dir(base_dir=disk_dir()))
-
-    def put_file(self, local: str, remote: str) -> None:
-        shutil.copyfile(local, remote)
-
-    def file_digest(self, path: str) -> tuple[int, str] | None:
-        from sshbench.payload import sha256_of
-
-        try:
-            return os.path.getsize(path), sha256_of(Path(path))
-        except OSError:
-            return None
-
-    def remove_file(self, path: str) -> None:
-        Path(path).unlink(missing_ok=True)
-
-    def client_env(self) -> dict[str, str] | None:
-        return self.env
 
     def server_cpu_total(self) -> float | None:
         """The listener's cutime+cstime: every finished session it reaped. Right only when the session
@@ -333,27 +266,6 @@ class PrivateOpenSSH(Target):
         except (OSError, IndexError, ValueError):
             return None
 
-    def client_algorithms(self) -> ClientAlgorithms:
-        assert self._client is not None
-        return self._client
-
-    def server_algorithms(self) -> ServerAlgorithms:
-        assert self._server is not None
-        return self._server
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def death_reason(self) -> str | None:
-        if self.process is None or self.process.poll() is None:
-            return None
-        code = self.process.returncode
-        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-        return f"the private sshd {how}"
-
     def describe(self) -> dict:
         return {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
 
-
-class _PortTaken(Exception):
-    pass

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -20,37 +18,15 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algor
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
-from sshbench.targets.base import Target, probe
+from sshbench.targets.base import probe
+from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
 READY_TIMEOUT_S = 15.0
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class PortTaken(Exception):
-    """Another process bound the port between our choice and the daemon's bind: try another."""
-
-
-def make_ssh_keypair(path: Path, comment: str) -> None:
-    try:
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-                       check=True, capture_output=True, timeout=30)
-    except FileNotFoundError:
-        raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
-    except subprocess.CalledProcessError as err:
-        raise RunError(f"ssh-keygen failed: {err.stderr.decode(errors='replace').strip()}") from None
-
-
-class PrivateServer(Target):
+class PrivateServer(LocalServer):
     """A server sshbench starts on 127.0.0.1 and the OpenSSH client logs in to with a throwaway key."""
 
-    shares_local_filesystem = True
-    #: the daemon's name in messages ("private dropbear")
-    server_name: str = "private server"
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         self.ssh = ssh
@@ -163,70 +139,7 @@ class PrivateServer(Target):
                 self._ready.set()
         self._drain_done.set()
 
-    def last_log_line(self) -> str:
-        return self.log[-1] if self.log else "(no output)"
-
     # --- the interface ----------------------------------------------------------------------------
-
-    def client_options(self) -> list[str]:
-        # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.
-        assert self.dir is not None
-        return [
-            "-F", "/dev/null",
-            "-i", str(self.dir / "client_key"),
-            "-o", f"Port={self.port}",
-            "-o", f"User={self.user}",
-            "-o", "IdentitiesOnly=yes",
-            "-o", "IdentityAgent=none",
-            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
-            "-o", "GlobalKnownHostsFile=/dev/null",
-            "-o", "StrictHostKeyChecking=yes",
-            "-o", "HostKeyAlgorithms=ssh-ed25519",
-            "-o", "UpdateHostKeys=no",
-            "-o", "BatchMode=yes",
-            "-o", "ControlMaster=no",
-            "-o", "ControlPath=none",
-            "-o", "ForwardAgent=no",
-            "-o", "ForwardX11=no",
-            "-o", "ConnectTimeout=10",
-        ]
-
-    def destination(self) -> list[str]:
-        return ["127.0.0.1"]
-
-    def client_algorithms(self) -> ClientAlgorithms:
-        assert self._client is not None
-        return self._client
-
-    def server_algorithms(self) -> ServerAlgorithms:
-        assert self._server is not None
-        return self._server
-
-    def client_env(self) -> dict[str, str] | None:
-        return self.env
-
-    # The server shares this machine's filesystem: its scratch dirs and files are local.
-
-    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
-        if where == "tmpfs":
-            return str(cleanup.make_temp_dir(prefer_shm=True))
-        from sshbench.cleanup import disk_dir
-
-        return str(cleanup.make_temp_dir(base_dir=disk_dir()))
-
-    def put_file(self, local: str, remote: str) -> None:
-        shutil.copyfile(local, remote)
-
-    def file_digest(self, path: str) -> tuple[int, str] | None:
-        from sshbench.payload import sha256_of
-
-        try:
-            return os.path.getsize(path), sha256_of(Path(path))
-        except OSError:
-            return None
-
-    def remove_file(self, path: str) -> None:
-        Path(path).unlink(missing_ok=True)
 
     def _proc_cpu(self, include_children: bool) -> float | None:
         if self.process is None:
@@ -239,16 +152,6 @@ class PrivateServer(Target):
             return ticks / os.sysconf("SC_CLK_TCK")
         except (OSError, IndexError, ValueError):
             return None
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def death_reason(self) -> str | None:
-        if self.process is None or self.process.poll() is None:
-            return None
-        code = self.process.returncode
-        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-        return f"the {self.server_name} {how}"
 
     def describe(self) -> dict:
         return {**super().describe(), "port": self.port, "user": self.user}

@@ -1,0 +1,127 @@
+"""What every server sshbench starts on this machine shares (the private sshd, Dropbear, AsyncSSH):
+throwaway keys, a free port, the isolated OpenSSH client options, the daemon's life and death, and a
+filesystem the client also sees (sink files and download sources are local files)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections import deque
+from pathlib import Path
+
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+from sshbench.cleanup import Cleanup, disk_dir
+from sshbench.errors import RunError
+from sshbench.targets.base import Target
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PortTaken(Exception):
+    """Another process bound the port between our choice and the daemon's bind: try another."""
+
+
+def make_ssh_keypair(path: Path, comment: str) -> None:
+    try:
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+                       check=True, capture_output=True, timeout=30)
+    except FileNotFoundError:
+        raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
+    except subprocess.CalledProcessError as err:
+        raise RunError(f"ssh-keygen failed: {err.stderr.decode(errors='replace').strip()}") from None
+
+
+class LocalServer(Target):
+    """A daemon sshbench started here (`self.process`), reached by an OpenSSH client that reads
+    nothing of the user's: keys and known_hosts live in the private dir `self.dir`."""
+
+    shares_local_filesystem = True
+    #: the daemon's name in messages ("private sshd", "private dropbear")
+    server_name: str = "private server"
+
+    dir: Path | None = None
+    port: int = 0
+    user: str = ""
+    env: dict[str, str] | None = None
+    process: subprocess.Popen[bytes] | None = None
+    log: deque[str]  # the daemon's recent log lines (set per instance)
+    _client: ClientAlgorithms | None = None
+    _server: ServerAlgorithms | None = None
+
+    def client_options(self) -> list[str]:
+        # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.
+        assert self.dir is not None
+        return [
+            "-F", "/dev/null",  # never the user's ssh_config
+            "-i", str(self.dir / "client_key"),
+            "-o", f"Port={self.port}",
+            "-o", f"User={self.user}",
+            "-o", "IdentitiesOnly=yes",
+            "-o", "IdentityAgent=none",
+            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
+            "-o", "GlobalKnownHostsFile=/dev/null",
+            "-o", "StrictHostKeyChecking=yes",
+            "-o", "HostKeyAlgorithms=ssh-ed25519",
+            "-o", "UpdateHostKeys=no",
+            "-o", "BatchMode=yes",
+            "-o", "ControlMaster=no",
+            "-o", "ControlPath=none",
+            "-o", "ForwardAgent=no",
+            "-o", "ForwardX11=no",
+            "-o", "ConnectTimeout=10",
+        ]
+
+    def destination(self) -> list[str]:
+        return ["127.0.0.1"]
+
+    def client_algorithms(self) -> ClientAlgorithms:
+        assert self._client is not None, "start() first"
+        return self._client
+
+    def server_algorithms(self) -> ServerAlgorithms:
+        assert self._server is not None, "start() first"
+        return self._server
+
+    def last_log_line(self) -> str:
+        """The daemon's last log line, for error messages."""
+        return self.log[-1] if self.log else "(no output)"
+
+    def client_env(self) -> dict[str, str] | None:
+        return self.env
+
+    # The server shares this machine's filesystem: its scratch dirs and files are local.
+
+    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
+        if where == "tmpfs":
+            return str(cleanup.make_temp_dir(prefer_shm=True))
+        return str(cleanup.make_temp_dir(base_dir=disk_dir()))
+
+    def put_file(self, local: str, remote: str) -> None:
+        shutil.copyfile(local, remote)
+
+    def file_digest(self, path: str) -> tuple[int, str] | None:
+        from sshbench.payload import sha256_of
+
+        try:
+            return os.path.getsize(path), sha256_of(Path(path))
+        except OSError:
+            return None
+
+    def remove_file(self, path: str) -> None:
+        Path(path).unlink(missing_ok=True)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def death_reason(self) -> str | None:
+        if self.process is None or self.process.poll() is None:
+            return None
+        code = self.process.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"the {self.server_name} {how}"
