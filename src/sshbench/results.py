@@ -83,6 +83,9 @@ class Trial:
     verified: bool | None = None  # SHA-256 of what arrived == the payload's (None: not checked)
     compressed_raw_bytes: int | None = None  # ssh -v "compress outgoing: raw data N, compressed M"
     compressed_wire_bytes: int | None = None
+    # The kernel's count of TCP payload bytes the server socket received (uploads; ss/TCP_INFO):
+    # SSH packets with their MACs and padding, plus the few KiB of the handshake.
+    tcp_wire_bytes: int | None = None
 
     @property
     def mib_s(self) -> float | None:
@@ -129,5 +132,6 @@ class Trial:
             "verified": self.verified,
             "compressed_raw_bytes": self.compressed_raw_bytes,
             "compressed_wire_bytes": self.compressed_wire_bytes,
+            "tcp_wire_bytes": self.tcp_wire_bytes,
         }
         return data

@@ -105,10 +105,11 @@ def _connection_scoped(trials: list[Trial]) -> bool:
 
 
 def _wire_ratio(trials: list[Trial]) -> float | None:
-    """SSH packet bytes on the wire / payload bytes (below 1 when compression helps)."""
+    """Bytes on the wire / payload bytes (below 1 when compression helps): the kernel's TCP count where
+    the server reported it, else ssh's own packet count ("Transferred: sent N")."""
     ratios = []
     for t in trials:
-        wire = t.sent_bytes if t.combination.direction == "up" else t.received_bytes
+        wire = t.tcp_wire_bytes or (t.sent_bytes if t.combination.direction == "up" else t.received_bytes)
         if wire and t.payload_bytes:
             ratios.append(wire / t.payload_bytes)
     return _median_or_none(ratios)

@@ -115,6 +115,8 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
         trial.server_cpu_s = sink.server_cpu_s
         trial.server_cpu_scope = "data-phase" if sink.server_cpu_s is not None else None
         trial.server_sink_cpu_s = sink.sink_cpu_s
+        if combo.direction == "up":  # for downloads the server socket still holds data when dd ends
+            trial.tcp_wire_bytes = sink.tcp_bytes_received
         if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
             trial.data_s, trial.data_clock = sink.reader_s, "server-reader"
     elif server_cpu_before is not None:

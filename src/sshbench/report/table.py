@@ -83,7 +83,7 @@ def results_table(result: RunResult) -> Table:
     # Implementations are part of the combination and always shown once more than OpenSSH is involved:
     # numbers from different implementations are never silently mixed in one ranking.
     show_impl = any(x.combination.server != "openssh" or x.combination.client != "openssh" for x in summaries)
-    show_wire = any(s.combination.compression != "none" for s in summaries)
+    show_wire = any(s.wire_ratio is not None for s in summaries)
     columns = [("#", "right"), ("cipher", "left"), ("MAC", "left")] + ([("kex", "left")] if show_kex else [])
     if show_impl:
         columns.append(("client/server", "left"))
@@ -103,7 +103,7 @@ def results_table(result: RunResult) -> Table:
             str(rank), c.cipher, "(implicit)" if c.mac == IMPLICIT_MAC else c.mac, *([c.kex] if show_kex else []),
             *([f"{c.client}/{c.server}"] if show_impl else []),
             *([setup_label(c, varying)] if varying else []),
-            *([_fmt(s.wire_ratio, ".2f")] if show_wire else []),
+            *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
             _fmt(s.median_mib_s), f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}", cv,
             _fmt(s.relative_to_fastest, ".2f"), _fmt(s.client_cpu_s_per_gib, ".2f"),
             _fmt(s.server_cpu_s_per_gib, ".2f"), f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",

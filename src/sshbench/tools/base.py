@@ -18,6 +18,7 @@ class SinkReport:
     reader_s: float | None = None  # the server-side reader's own clock: the data phase
     server_cpu_s: float | None = None  # sshd session process, user+sys, during the data phase
     sink_cpu_s: float | None = None  # the reader process itself
+    tcp_bytes_received: int | None = None  # the server socket's TCP payload bytes received (kernel's count)
 
 
 @dataclass
@@ -95,9 +96,13 @@ def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
         f"{reader}; rc=$?; "
         f'y=-; [ -r "$n" ] && read -r y < "$n"; '
         f'b=-; [ -r "$s" ] && read -r b < "$s"; c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; '
+        # The kernel's own count of TCP payload bytes this connection's server socket received (ss reads
+        # the socket's TCP_INFO), found by the ports in $SSH_CONNECTION: bytes on the wire, not ssh's word.
+        f't=-; if [ -n "${{SSH_CONNECTION:-}}" ] && command -v ss >/dev/null 2>&1; then set -- $SSH_CONNECTION; '
+        f't=$(ss -tinH state established "( sport = :$4 and dport = :$2 )" 2>/dev/null | tr "\\n\\t" "  "); fi; '
         f'{{ echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; echo "{MARK}-C0 $d"; '
         f'echo "{MARK}-NA $x"; echo "{MARK}-NB $y"; echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; '
-        f'}} >&{report_fd}; exit $rc'
+        f'echo "{MARK}-TCP $t"; }} >&{report_fd}; exit $rc'
     )
 
 
@@ -107,6 +112,9 @@ def _stat_fields(line: str | None) -> list[str] | None:
         return None
     fields = line.rsplit(")", 1)[1].split()
     return fields if len(fields) >= 15 else None
+
+
+_TCP_RECEIVED = re.compile(r"\bbytes_received:(\d+)")
 
 
 def _schedstat_ns(line: str | None) -> int | None:
@@ -139,6 +147,8 @@ def parse_marked(stdout: str) -> SinkReport:
         hz = 100.0
     before, after, shell, shell_before = (_stat_fields(marks.get(k)) for k in ("A", "B", "C", "C0"))
     sched_before, sched_after = (_schedstat_ns(marks.get(k)) for k in ("NA", "NB"))
+    tcp = _TCP_RECEIVED.search(marks.get("TCP") or "")
+    report.tcp_bytes_received = int(tcp.group(1)) if tcp else None
     try:
         if sched_before is not None and sched_after is not None and sched_after >= sched_before:
             report.server_cpu_s = (sched_after - sched_before) / 1e9
