@@ -1,4 +1,5 @@
-"""Plan the matrix (which combinations) and the schedule (in which order trials run).
+"""Plan the matrix (which combinations: selection per client/server pair, then every dimension) and
+the schedule (in which order trials run).
 
 Trials are interleaved round-robin: every combination once, then all again, so that a burst of
 load on a shared machine spreads over all combinations instead of sinking one.
@@ -8,8 +9,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
+from sshbench.algorithms import select as select_all
+from sshbench.errors import UsageError
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
+
+if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
+    from sshbench.settings import RunSettings
+    from sshbench.targets import Target
+    from sshbench.tools import TransferTool
 
 
 @dataclass(frozen=True)
@@ -76,3 +86,90 @@ def schedule(transfers: list[Combination], handshakes: list[Combination], runs: 
         plan.extend(ScheduledTrial(c, "transfer", rep, False) for c in transfers)
         plan.extend(ScheduledTrial(r, "raw-tcp", rep, False) for r in raw_tcps)
     return plan
+
+
+def select_algorithms(settings: RunSettings, client: ClientAlgorithms, server: ServerAlgorithms, label: str,
+                      skipped: list[str] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
+    client/server pairs), a name this pair cannot speak is left out and listed there instead of
+    failing: another pair (an AsyncSSH client for arcfour) may run it."""
+    s = settings
+
+    def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str
+               ) -> list[str]:
+        if skipped is None:
+            return select_all(kind, spec, client, server, label)
+        chosen: list[str] = []
+        first_error: UsageError | None = None
+        for token in (t.strip() for t in spec.split(",") if t.strip()):
+            try:
+                chosen += [n for n in select_all(kind, token, client, server, label) if n not in chosen]
+            except UsageError as err:
+                first_error = first_error or err
+                skipped.append(f"{kind} {token}")
+        if not chosen:
+            raise first_error or UsageError(f"--{kind}s {spec!r} selects nothing")
+        return chosen
+
+    ciphers = select("cipher", s.ciphers or "all", client, server, label)
+    if s.macs:
+        macs = select("mac", s.macs, client, server, label)
+    elif s.full:
+        macs = select("mac", "all", client, server, label)
+    else:
+        default_mac = would_negotiate(client.default_macs, server.macs)
+        macs = [default_mac] if default_mac else select("mac", "all", client, server, label)[:1]
+    if s.kex:
+        kexes = select("kex", s.kex, client, server, label)
+    else:
+        default_kex = would_negotiate(client.default_kex, server.kex)
+        kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
+    return ciphers, macs, kexes
+
+
+def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings,
+                notices: list[str]) -> list[Combination]:
+    """Every combination over every (server, client implementation) pair. With several pairs, an
+    algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
+    when no pair can."""
+    from sshbench.tools import CLIENT_TOOLS
+
+    s = settings
+    pairs = [(name, t, client_name, client) for name, t in targets.items()
+             for client_name, client in t.client_implementations().items()]
+    combos: list[Combination] = []
+    errors: list[UsageError] = []
+    for server_name, target, client_name, client in pairs:
+        skipped: list[str] | None = [] if len(pairs) > 1 else None
+        try:
+            ciphers, macs, kexes = select_algorithms(s, client, target.server_algorithms(), target.label, skipped)
+            if skipped:
+                notices.append(f"{client_name}/{server_name} leaves out {', '.join(skipped)}: "
+                                           "not spoken by both ends of that pair")
+        except UsageError as err:
+            if len(pairs) == 1:
+                raise
+            errors.append(err)
+            notices.append(f"{client_name}/{server_name}: {err}")
+            continue
+        for tool in tools.values():
+            if client_name != "openssh" and (client_name, tool.name) not in CLIENT_TOOLS:
+                # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
+                notice = f"the {client_name} client has no {tool.name} tool: {client_name}/{server_name} runs pipe only"
+                if notice not in notices:
+                    notices.append(notice)
+                continue
+            sinks = s.sinks()
+            if tool.needs_file_sink and "null" in sinks:
+                # rsync renames a temp file into place: /dev/null cannot be its destination
+                sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
+                notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
+                if notice not in notices:
+                    notices.append(notice)
+            combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
+                                   tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads(),
+                                   server=server_name, client=client_name,
+                                   link=[p.name for p in s.link_profiles()])
+    if not combos and errors:
+        raise errors[0]
+    return combos

@@ -15,17 +15,15 @@ from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
 from sshbench import environment
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
-from sshbench.algorithms import select as select_all
 from sshbench.cleanup import Cleanup, clean_leftovers, kill_tree, signals_raise
-from sshbench.errors import Interrupted, RunError, SshbenchError, UsageError
+from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.payload import FLATTERING_KINDS, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate
-from sshbench.plan import ScheduledTrial, build_matrix, handshake_combinations, schedule
+from sshbench.plan import ScheduledTrial, handshake_combinations, plan_matrix, schedule
 from sshbench.results import NO_COMPRESSION, Combination, Trial
 from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
 from sshbench.targets import Target, make_target
 from sshbench.settings import RunSettings
-from sshbench.tools import CLIENT_TOOLS, TransferTool, get_tool
+from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.trial_files import TrialPaths
 from sshbench.units import format_size
@@ -134,88 +132,6 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------
 
-    def _select(self, client: ClientAlgorithms, server: ServerAlgorithms, label: str,
-                skipped: list[str] | None = None) -> tuple[list[str], list[str], list[str]]:
-        """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
-        client/server pairs), a name this pair cannot speak is left out and listed there instead of
-        failing: another pair (an AsyncSSH client for arcfour) may run it."""
-        s = self.settings
-
-        def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str
-                   ) -> list[str]:
-            if skipped is None:
-                return select_all(kind, spec, client, server, label)
-            chosen: list[str] = []
-            first_error: UsageError | None = None
-            for token in (t.strip() for t in spec.split(",") if t.strip()):
-                try:
-                    chosen += [n for n in select_all(kind, token, client, server, label) if n not in chosen]
-                except UsageError as err:
-                    first_error = first_error or err
-                    skipped.append(f"{kind} {token}")
-            if not chosen:
-                raise first_error or UsageError(f"--{kind}s {spec!r} selects nothing")
-            return chosen
-
-        ciphers = select("cipher", s.ciphers or "all", client, server, label)
-        if s.macs:
-            macs = select("mac", s.macs, client, server, label)
-        elif s.full:
-            macs = select("mac", "all", client, server, label)
-        else:
-            default_mac = would_negotiate(client.default_macs, server.macs)
-            macs = [default_mac] if default_mac else select("mac", "all", client, server, label)[:1]
-        if s.kex:
-            kexes = select("kex", s.kex, client, server, label)
-        else:
-            default_kex = would_negotiate(client.default_kex, server.kex)
-            kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
-        return ciphers, macs, kexes
-
-    def _matrix(self) -> list[Combination]:
-        """Every combination over every (server, client implementation) pair. With several pairs, an
-        algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
-        when no pair can."""
-        s = self.settings
-        pairs = [(name, t, client_name, client) for name, t in self.targets.items()
-                 for client_name, client in t.client_implementations().items()]
-        combos: list[Combination] = []
-        errors: list[UsageError] = []
-        for server_name, target, client_name, client in pairs:
-            skipped: list[str] | None = [] if len(pairs) > 1 else None
-            try:
-                ciphers, macs, kexes = self._select(client, target.server_algorithms(), target.label, skipped)
-                if skipped:
-                    self.result.notices.append(f"{client_name}/{server_name} leaves out {', '.join(skipped)}: "
-                                               "not spoken by both ends of that pair")
-            except UsageError as err:
-                if len(pairs) == 1:
-                    raise
-                errors.append(err)
-                self.result.notices.append(f"{client_name}/{server_name}: {err}")
-                continue
-            for tool in self.tools.values():
-                if client_name != "openssh" and (client_name, tool.name) not in CLIENT_TOOLS:
-                    # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
-                    notice = f"the {client_name} client has no {tool.name} tool: {client_name}/{server_name} runs pipe only"
-                    if notice not in self.result.notices:
-                        self.result.notices.append(notice)
-                    continue
-                sinks = s.sinks()
-                if tool.needs_file_sink and "null" in sinks:
-                    # rsync renames a temp file into place: /dev/null cannot be its destination
-                    sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
-                    notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
-                    if notice not in self.result.notices:
-                        self.result.notices.append(notice)
-                combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
-                                       tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads(),
-                                       server=server_name, client=client_name,
-                                       link=[p.name for p in s.link_profiles()])
-        if not combos and errors:
-            raise errors[0]
-        return combos
-
     def _measure(self, target: Target, cleanup: Cleanup) -> None:
         s = self.settings
         client, server = target.client_algorithms(), target.server_algorithms()
@@ -223,7 +139,7 @@ class Runner:
         for tool in self.tools.values():
             if reason := tool.missing():
                 raise RunError(f"transfer tool {tool.name}: {reason}")
-        combos = self._matrix()
+        combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices)
         handshakes = handshake_combinations(combos)
         self.result.combinations = combos
         self.result.environment = {
