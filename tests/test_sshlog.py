@@ -106,3 +106,19 @@ def test_parsers_never_crash_on_near_miss_text(text):
     parse_ssh_log(text)
     parse_peer_kexinit(text)
     parse_marked(text)
+
+
+def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_them():
+    from sshbench.trial import reader_data_phase
+
+    out = ("3000000 bytes (3.0 MB, 2.9 MiB) copied, 0.5 s, 6 MB/s\n"
+           "SSHBENCH-TCP 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_sent:5041 bytes_acked:5041 "
+           "bytes_received:3013105 segs_out:73\n"
+           "SSHBENCH-TCP0 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_received:301310 segs_out:9\n")
+    report = parse_marked(out)
+    assert (report.tcp_bytes_received, report.tcp_bytes_before_reader) == (3013105, 301310)
+    # a tenth arrived before the reader's clock started: the data phase is 1/0.9 of its clock
+    assert abs(reader_data_phase(0.5, 3013105, 301310) - 0.5 * 3013105 / (3013105 - 301310)) < 1e-12
+    assert reader_data_phase(0.5, None, None) == 0.5  # no ss on the server: the reader's clock as is
+    assert reader_data_phase(0.5, 100, 100) == 0.5  # nonsense counts are not used
+    assert parse_marked("SSHBENCH-TCP -\nSSHBENCH-TCP0 -\n").tcp_bytes_received is None

@@ -86,6 +86,9 @@ class Trial:
     # The kernel's count of TCP payload bytes the server socket received (uploads; ss/TCP_INFO):
     # SSH packets with their MACs and padding, plus the few KiB of the handshake.
     tcp_wire_bytes: int | None = None
+    # ... of which had arrived before the server-side reader's clock started (see README): data_s
+    # is the reader's time scaled by tcp_wire_bytes / (tcp_wire_bytes - this)
+    tcp_bytes_before_clock: int | None = None
 
     @property
     def mib_s(self) -> float | None:
@@ -133,5 +136,6 @@ class Trial:
             "compressed_raw_bytes": self.compressed_raw_bytes,
             "compressed_wire_bytes": self.compressed_wire_bytes,
             "tcp_wire_bytes": self.tcp_wire_bytes,
+            "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
         }
         return data

@@ -19,6 +19,7 @@ class SinkReport:
     server_cpu_s: float | None = None  # sshd session process, user+sys, during the data phase
     sink_cpu_s: float | None = None  # the reader process itself
     tcp_bytes_received: int | None = None  # the server socket's TCP payload bytes received (kernel's count)
+    tcp_bytes_before_reader: int | None = None  # ... of which had arrived before the reader's clock started
 
 
 @dataclass
@@ -86,23 +87,34 @@ def wrap_posix(script: str) -> str:
     return "exec sh -c " + shlex.quote(script)
 
 
+# The server socket's TCP_INFO line (`ss -ti`), found by the ports in $SSH_CONNECTION, into $var.
+_SS_SNAPSHOT = (
+    '{var}=-; if [ -n "${{SSH_CONNECTION:-}}" ] && command -v ss >/dev/null 2>&1; then set -- $SSH_CONNECTION; '
+    '{var}=$(ss -tinH state established "( sport = :$4 and dport = :$2 )" 2>/dev/null | tr "\\n\\t" "  "); fi; '
+)
+
+
 def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
     """Around `reader`: snapshot the sshd session process's /proc stat, then the shell's own (whose
     cutime/cstime is the reader's CPU), and the clock tick; print them marked. Exit with the reader's status."""
     # schedstat's first field is on-CPU nanoseconds: 10 ms stat ticks are too coarse for short trials.
     return (
         f's=/proc/$PPID/stat; n=/proc/$PPID/schedstat; a=-; [ -r "$s" ] && read -r a < "$s"; '
-        f'x=-; [ -r "$n" ] && read -r x < "$n"; d=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; '
+        f'x=-; [ -r "$n" ] && read -r x < "$n"; '
+        # What already arrived before the reader's clock starts (while the login shell started): the
+        # reader did not time it, so the trial scales its clock by total / (total - this).
+        f'{_SS_SNAPSHOT.format(var="t0")}'
+        # the shell's own counts after ss (a child): cutime/cstime deltas are then the reader's alone
+        f'd=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; '
         f"{reader}; rc=$?; "
         f'y=-; [ -r "$n" ] && read -r y < "$n"; '
         f'b=-; [ -r "$s" ] && read -r b < "$s"; c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; '
         # The kernel's own count of TCP payload bytes this connection's server socket received (ss reads
         # the socket's TCP_INFO), found by the ports in $SSH_CONNECTION: bytes on the wire, not ssh's word.
-        f't=-; if [ -n "${{SSH_CONNECTION:-}}" ] && command -v ss >/dev/null 2>&1; then set -- $SSH_CONNECTION; '
-        f't=$(ss -tinH state established "( sport = :$4 and dport = :$2 )" 2>/dev/null | tr "\\n\\t" "  "); fi; '
+        f'{_SS_SNAPSHOT.format(var="t")}'
         f'{{ echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; echo "{MARK}-C0 $d"; '
         f'echo "{MARK}-NA $x"; echo "{MARK}-NB $y"; echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; '
-        f'echo "{MARK}-TCP $t"; }} >&{report_fd}; exit $rc'
+        f'echo "{MARK}-TCP $t"; echo "{MARK}-TCP0 $t0"; }} >&{report_fd}; exit $rc'
     )
 
 
@@ -147,8 +159,9 @@ def parse_marked(stdout: str) -> SinkReport:
         hz = 100.0
     before, after, shell, shell_before = (_stat_fields(marks.get(k)) for k in ("A", "B", "C", "C0"))
     sched_before, sched_after = (_schedstat_ns(marks.get(k)) for k in ("NA", "NB"))
-    tcp = _TCP_RECEIVED.search(marks.get("TCP") or "")
+    tcp, tcp0 = (_TCP_RECEIVED.search(marks.get(k) or "") for k in ("TCP", "TCP0"))
     report.tcp_bytes_received = int(tcp.group(1)) if tcp else None
+    report.tcp_bytes_before_reader = int(tcp0.group(1)) if tcp0 else None
     try:
         if sched_before is not None and sched_after is not None and sched_after >= sched_before:
             report.server_cpu_s = (sched_after - sched_before) / 1e9
