@@ -57,9 +57,11 @@ def main() -> int:
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * args.size)
         payload = str(PayloadStore(workdir).path_for(args.size))
         base = ["ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
-        bare_transfer, bare_true, ours, ours_wall = [], [], [], []
+        bare_transfer, bare_dd, bare_true, ours, ours_wall = [], [], [], [], []
         for i in range(args.runs + 1):  # the first round warms up and is dropped
             t_transfer = timed([*base, "cat >/dev/null"], payload)
+            # the same bare command with sshbench's reader, to tell a clock error from a reader difference
+            t_dd = timed([*base, "dd of=/dev/null bs=1048576 2>/dev/null"], payload)
             t_true = timed([*base, "true"], "/dev/null")
             trial = run_trial(ssh="ssh", target=target, tool=PipeTool(), combo=combo, kind="transfer",
                               repetition=i, warmup=i == 0, payload=Path(payload), payload_bytes=args.size,
@@ -69,6 +71,7 @@ def main() -> int:
                 return 1
             if i:
                 bare_transfer.append(t_transfer)
+                bare_dd.append(t_dd)
                 bare_true.append(t_true)
                 ours.append(trial.mib_s)
                 ours_wall.append(trial.wall_s)
@@ -81,8 +84,11 @@ def main() -> int:
         print(f"  bare ssh, wall minus 'ssh ... true'   {external:8.1f} MiB/s   (handshake {statistics.median(bare_true) * 1000:.0f} ms)")
         print(f"  sshbench data phase (server reader)   {sshbench_rate:8.1f} MiB/s   (min {min(ours):.1f}, max {max(ours):.1f})")
         own_wall = mib / (statistics.median(ours_wall) - statistics.median(bare_true))
+        external_dd = mib / (statistics.median(bare_dd) - statistics.median(bare_true))
         print(f"  sshbench trial, wall minus 'true'     {own_wall:8.1f} MiB/s   (same connections as the line above)")
-        print(f"  ratio sshbench / external             {sshbench_rate / external:8.3f}")
+        print(f"  bare ssh 'dd of=/dev/null', minus 'true' {external_dd:7.1f} MiB/s   (sshbench's own reader, bare)")
+        print(f"  ratio sshbench / external (cat)       {sshbench_rate / external:8.3f}")
+        print(f"  ratio sshbench / external (dd)        {sshbench_rate / external_dd:8.3f}")
         print(f"  ratio whole wall / external           {wall_only / external:8.3f}")
         if shutil.which("hyperfine"):
             with tempfile.TemporaryDirectory(prefix="sshbench-hf-") as tmp:
