@@ -93,8 +93,8 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def sshd_pids_using(path: str) -> list[int]:
-    """sshd processes whose command line mentions `path` (our private config lives there)."""
+def pids_whose_cmdline_has(*needles: str) -> list[int]:
+    """Live processes whose command line contains every one of `needles` (a daemon a test must not leave)."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -102,9 +102,26 @@ def sshd_pids_using(path: str) -> list[int]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if path in cmdline and "sshd" in cmdline and pid_alive(int(entry)):
+            if all(n in cmdline for n in needles) and pid_alive(int(entry)):
                 pids.append(int(entry))
     return pids
+
+
+def communicate_or_dump(proc, timeout: float = 60):
+    """communicate(); if sshbench hangs, have it print its threads' stacks (faulthandler on SIGUSR1)
+    and fail with them."""
+    import signal
+
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            _, stderr = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # still alive after printing its stacks: kill it, keep what it said
+            proc.kill()
+            _, stderr = proc.communicate(timeout=10)
+        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
 
 
 def wait_until(predicate, timeout: float = 20, what: str = "condition") -> None:

@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import pid_alive, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
+from conftest import (
+    communicate_or_dump, pid_alive, pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line,
+    wait_until,
+)
 
 from sshbench.legacy import asyncssh_algorithms
 from sshbench.sshlog import parse_ssh_log
@@ -68,35 +70,12 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
 
     # Cleanup after a normal exit: no server process, no temp dir.
     assert doc["target"]["port"] > 0
-    assert not _asyncssh_servers(), "an AsyncSSH server outlived the run"
+    assert not pids_whose_cmdline_has("sshbench.asyncssh_sshd", os.environ["TMPDIR"]), "an AsyncSSH server outlived the run"
     assert not sshbench_temp_dirs()
 
 
-def _communicate_or_dump(proc, timeout: float = 60):
-    """communicate(); if sshbench hangs, have it print its threads' stacks (faulthandler on SIGUSR1)."""
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGUSR1)
-        try:
-            _, stderr = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # still alive after printing its stacks: kill it, keep what it said
-            proc.kill()
-            _, stderr = proc.communicate(timeout=10)
-        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
 
 
-def _asyncssh_servers() -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "sshbench.asyncssh_sshd" in cmdline and os.environ["TMPDIR"] in cmdline and pid_alive(int(entry)):
-                pids.append(int(entry))
-    return pids
 
 
 @pytest.mark.skipif(ALGS.missing_reason is not None, reason=str(ALGS.missing_reason))
@@ -105,10 +84,10 @@ def test_sigterm_stops_the_asyncssh_server_and_removes_its_dir():
                      "--warmup", "0", "--no-baselines", "-v")
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
-        servers = _asyncssh_servers()
+        servers = pids_whose_cmdline_has("sshbench.asyncssh_sshd", os.environ["TMPDIR"])
         assert servers and sshbench_temp_dirs()
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = _communicate_or_dump(proc)
+        stdout, stderr = communicate_or_dump(proc)
     finally:
         proc.kill()
     assert proc.returncode == 143, stderr

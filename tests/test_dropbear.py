@@ -7,12 +7,14 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import pid_alive, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
+from conftest import (
+    communicate_or_dump, pid_alive, pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line,
+    wait_until,
+)
 
 
 def _skip_reason() -> str | None:
@@ -28,31 +30,8 @@ def _skip_reason() -> str | None:
 needs_dropbear = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
 
-def _communicate_or_dump(proc, timeout: float = 60):
-    """communicate(); if sshbench hangs, have it print its threads' stacks (faulthandler on SIGUSR1)."""
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGUSR1)
-        try:
-            _, stderr = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # still alive after printing its stacks: kill it, keep what it said
-            proc.kill()
-            _, stderr = proc.communicate(timeout=10)
-        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
 
 
-def _dropbear_pids(port: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "dropbear" in cmdline and f"127.0.0.1:{port}" in cmdline and pid_alive(int(entry)):
-                pids.append(int(entry))
-    return pids
 
 
 @needs_dropbear
@@ -74,7 +53,7 @@ def test_dropbear_trials_are_valid_and_labelled(tmp_path):
     assert doc["target"]["receive_window"] == 4 * 1024 * 1024 and doc["target"]["receive_window_set"]
     assert "openssh/dropbear" in done.stdout and "-W 4194304" in done.stdout
     # Normal exit: no daemon, no temp dir, the real /etc/passwd untouched.
-    assert not _dropbear_pids(doc["target"]["port"])
+    assert not pids_whose_cmdline_has("dropbear", f'127.0.0.1:{doc["target"]["port"]}')
     assert not sshbench_temp_dirs()
     assert "sshbench-" not in Path("/etc/passwd").read_text()
 
@@ -90,7 +69,7 @@ def test_sigterm_stops_dropbear_and_removes_its_dir():
         (daemon, _), = record["processes"]
         assert pid_alive(daemon) and Path(f"/proc/{daemon}/exe").resolve().name == "dropbear"
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = _communicate_or_dump(proc)
+        stdout, stderr = communicate_or_dump(proc)
     finally:
         proc.kill()
     assert proc.returncode == 143, stderr

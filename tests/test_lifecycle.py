@@ -7,26 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pid_alive, run_cli, start_cli, wait_for_line, wait_until
+from conftest import communicate_or_dump, pid_alive, run_cli, start_cli, wait_for_line, wait_until
 
 LONG_RUN = ("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200", "--warmup", "0", "-v")
 
 
-def _communicate_or_dump(proc, timeout: float = 60):
-    """communicate(); if the process hangs, have it print its threads' stacks (faulthandler on
-    SIGUSR1) and fail with them."""
-    import subprocess
-
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGUSR1)
-        try:
-            _, stderr = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            stderr = "(no stack dump)"
-        proc.kill()
-        pytest.fail(f"sshbench did not exit within {timeout} s after the signal; its stacks:\n{stderr[-8000:]}")
 
 
 def _record() -> dict:
@@ -46,7 +31,7 @@ def test_signal_stops_everything_and_keeps_results(signum, code):
         paths = record["paths"]
         assert pid_alive(sshd_pid) and all(os.path.isdir(p) for p in paths)
         proc.send_signal(signum)
-        stdout, stderr = _communicate_or_dump(proc)
+        stdout, stderr = communicate_or_dump(proc)
     finally:
         proc.kill()
     assert proc.returncode == code, stderr

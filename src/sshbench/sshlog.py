@@ -183,3 +183,8 @@ def explain_failure(stderr: str) -> str | None:
         if m:
             return template.format(*m.groups())
     return None
+
+
+def failure_reason(log: str) -> str:
+    """One line for a failed ssh run: the recognised cause, else ssh's last line."""
+    return explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]

@@ -114,7 +114,7 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
     import subprocess
 
     from sshbench.cleanup import Cleanup, clean_leftovers, signals_raise
-    from sshbench.sshlog import explain_failure, parse_negotiated
+    from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import probe
 
@@ -143,7 +143,7 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
     finally:
         cleanup.close()
     if status != 0:
-        reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+        reason = failure_reason(log)
         raise RunError(f"cannot connect to {target.label} with these client settings: {reason}")
     neg = parse_negotiated(log)
     negotiated = {"cipher": neg.cipher, "mac": neg.mac, "kex": neg.kex}

@@ -296,7 +296,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     """Connect once to the run's target with exactly the recommended settings; one line saying what was
     negotiated. Raises RunError (the config is then not printed) when it does not connect."""
     from sshbench.cleanup import Cleanup, signals_raise
-    from sshbench.sshlog import explain_failure, parse_negotiated
+    from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import probe
     from sshbench.targets.private_openssh import PrivateOpenSSH
@@ -325,7 +325,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     finally:
         cleanup.close()
     if status != 0:
-        reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+        reason = failure_reason(log)
         raise RunError(f"the recommended settings did not connect to {target.label}: {reason}; not printing them")
     negotiated = parse_negotiated(log)
     lists = {"Ciphers": negotiated.cipher, "MACs": negotiated.mac, "KexAlgorithms": negotiated.kex}

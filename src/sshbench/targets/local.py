@@ -5,9 +5,11 @@ filesystem the client also sees (sink files and download sources are local files
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
+import threading
 from collections import deque
 from pathlib import Path
 
@@ -45,14 +47,18 @@ class LocalServer(Target):
     #: the daemon's name in messages ("private sshd", "private dropbear")
     server_name: str = "private server"
 
-    dir: Path | None = None
-    port: int = 0
-    user: str = ""
-    env: dict[str, str] | None = None
-    process: subprocess.Popen[bytes] | None = None
-    log: deque[str]  # the daemon's recent log lines (set per instance)
-    _client: ClientAlgorithms | None = None
-    _server: ServerAlgorithms | None = None
+    def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
+        self.ssh = ssh
+        self.env = env  # the daemon's and the clients' environment (--no-aesni), None: ours
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.port = 0
+        self.dir: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log: deque[str] = deque(maxlen=200)  # the daemon's recent log lines, for error messages
+        self._drain_done = threading.Event()
+        self._client: ClientAlgorithms | None = None
+        self._server: ServerAlgorithms | None = None
+        self.label = f"{self.server_name} on 127.0.0.1"
 
     def client_options(self) -> list[str]:
         # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.

@@ -7,19 +7,17 @@ authorized_keys and a known_hosts in a private 0700 temp dir, and an `ssh -F /de
 from __future__ import annotations
 
 import os
-import pwd
 import re
 import shutil
 import subprocess
 import threading
 import time
-from collections import deque
 from pathlib import Path
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G
+from sshbench.algorithms import ServerAlgorithms, client_algorithms, parse_ssh_G
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
@@ -56,22 +54,12 @@ class PrivateOpenSSH(LocalServer):
     def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None,
                  extra_config: dict[str, str] | None = None) -> None:
         self.sshd_path = find_sshd(sshd)
+        super().__init__(ssh=ssh, env=env)
         # sshd_config lines that override ours (e.g. a narrower Ciphers list to emulate a strict server)
         self.extra_config = dict(extra_config or {})
-        self.ssh = ssh
-        self.env = env  # e.g. OPENSSL_ia32cap for both ends, later
-        self.user = pwd.getpwuid(os.getuid()).pw_name
-        self.port = 0
-        self.dir: Path | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log: deque[str] = deque(maxlen=200)
         self._listening = threading.Event()
-        self._drain_done = threading.Event()
-        self._client: ClientAlgorithms | None = None
-        self._server: ServerAlgorithms | None = None
         # Hooks for a subclass that runs sshd elsewhere (sshbench.targets.netns_openssh: a namespace).
         self.listen_address = "127.0.0.1"
-        self.label = "private sshd on 127.0.0.1"
 
     # --- set-up -------------------------------------------------------------------------------
 
@@ -99,7 +87,7 @@ class PrivateOpenSSH(LocalServer):
         (self.dir / "known_hosts").write_text(f"{self.known_hosts_name()} {host_key[0]} {host_key[1]}\n")
         status, log = probe(self.ssh, self.client_options(), self.destination(), prefix=self.client_prefix())
         if status != 0:
-            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            reason = failure_reason(log)
             raise RunError(f"private sshd started but a login failed: {reason}; sshd said: {self.last_log_line()}")
         parsed = parse_ssh_log(log)
         self.server_version = parsed.remote_version

@@ -6,18 +6,16 @@ log line and then a real `ssh -vv` login, and the server's lists read from its K
 from __future__ import annotations
 
 import os
-import pwd
 import subprocess
 import threading
 import time
 from abc import abstractmethod
-from collections import deque
 from pathlib import Path
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, strip_kex_pseudo
+from sshbench.algorithms import ServerAlgorithms, client_algorithms, strip_kex_pseudo
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
@@ -27,20 +25,9 @@ READY_TIMEOUT_S = 15.0
 class PrivateServer(LocalServer):
     """A server sshbench starts on 127.0.0.1 and the OpenSSH client logs in to with a throwaway key."""
 
-
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
-        self.ssh = ssh
-        self.env = env
-        self.user = pwd.getpwuid(os.getuid()).pw_name
-        self.port = 0
-        self.dir: Path | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log: deque[str] = deque(maxlen=200)
+        super().__init__(ssh=ssh, env=env)
         self._ready = threading.Event()
-        self._drain_done = threading.Event()
-        self._client: ClientAlgorithms | None = None
-        self._server: ServerAlgorithms | None = None
-        self.label = f"{self.server_name} on 127.0.0.1"
 
     # --- what each server does differently -------------------------------------------------------
 
@@ -84,7 +71,7 @@ class PrivateServer(LocalServer):
         (self.dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {key_type} {key_b64}\n")
         status, log = probe(self.ssh, self.client_options(), self.destination())
         if status != 0:
-            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            reason = failure_reason(log)
             raise RunError(f"{self.server_name} started but a login failed: {reason}; "
                            f"it said: {self.last_log_line()}")
         self.server_version = parse_ssh_log(log).remote_version

@@ -7,7 +7,7 @@ import subprocess
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G, strip_kex_pseudo
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
-from sshbench.sshlog import explain_failure, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
 from sshbench.targets.base import Target, probe
 
 
@@ -43,7 +43,7 @@ class RemoteHost(Target):
         status, log = probe(self.ssh, self.client_options(), self.destination())
         kexinit = parse_peer_kexinit(log)
         if status != 0:
-            reason = explain_failure(log) or (log.strip().splitlines() or ["no output"])[-1]
+            reason = failure_reason(log)
             raise RunError(f"cannot use {self.host}: {reason}")
         if kexinit is None:
             raise RunError(f"{self.host}: the server's KEXINIT proposal was not in ssh -vv output")
