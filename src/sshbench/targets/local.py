@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from collections import deque
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.errors import RunError
 from sshbench.targets.base import Target
+
+
+READY_TIMEOUT_S = 15.0  # a daemon that has not said it listens by then is reported, not waited for
 
 
 def free_port() -> int:
@@ -55,10 +59,54 @@ class LocalServer(Target):
         self.dir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.log: deque[str] = deque(maxlen=200)  # the daemon's recent log lines, for error messages
+        self._ready = threading.Event()
         self._drain_done = threading.Event()
         self._client: ClientAlgorithms | None = None
         self._server: ServerAlgorithms | None = None
         self.label = f"{self.server_name} on 127.0.0.1"
+
+    # --- the daemon ---------------------------------------------------------------------------------
+
+    def _ready_line(self, line: str) -> bool:
+        """True for the log line the daemon prints once it listens (each server says it its own way)."""
+        raise NotImplementedError
+
+    def _spawn(self, argv: list[str], cleanup: Cleanup, env: dict[str, str] | None) -> None:
+        """Start the daemon in its own session (our signal handling stops it, in order, not the
+        terminal's), track it for cleanup, drain its stderr into self.log, and wait (bounded) for its
+        ready line. Raises PortTaken when another process got the port first."""
+        self._ready.clear()
+        self._drain_done = threading.Event()
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+        except FileNotFoundError as err:
+            raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
+        cleanup.track_process(self.process.pid)
+        threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not self._ready.wait(timeout=0.05):
+            if self.process.poll() is not None:
+                self._drain_done.wait(timeout=2)
+                text = " ".join(self.log)
+                if "Address already in use" in text:
+                    raise PortTaken(text)
+                raise RunError(f"{self.server_name} exited at start ({self.process.returncode}): "
+                               f"{self.last_log_line()}")
+            if time.monotonic() > deadline:
+                raise RunError(f"{self.server_name} did not start listening within {READY_TIMEOUT_S:.0f} s: "
+                               f"{self.last_log_line()}")
+
+    def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self.log.append(line)
+            if not self._ready.is_set() and self._ready_line(line):
+                self._ready.set()
+        self._drain_done.set()
+
+    # --- the interface ----------------------------------------------------------------------------
 
     def client_options(self) -> list[str]:
         # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.

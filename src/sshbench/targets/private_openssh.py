@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_k
 
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
 INSTALL_HINT = "install it: apt-get install openssh-server (or pass --sshd PATH)"
-READY_TIMEOUT_S = 15.0
 
 # Options that only some sshd versions know: dropped when `sshd -t` rejects them.
 OPTIONAL_OPTIONS = {
@@ -57,7 +55,6 @@ class PrivateOpenSSH(LocalServer):
         super().__init__(ssh=ssh, env=env)
         # sshd_config lines that override ours (e.g. a narrower Ciphers list to emulate a strict server)
         self.extra_config = dict(extra_config or {})
-        self._listening = threading.Event()
         # Hooks for a subclass that runs sshd elsewhere (sshbench.targets.netns_openssh: a namespace).
         self.listen_address = "127.0.0.1"
 
@@ -195,37 +192,11 @@ class PrivateOpenSSH(LocalServer):
         )
 
     def _launch(self, config: Path, cleanup: Cleanup) -> None:
-        self._listening.clear()
-        self._drain_done = threading.Event()
-        self.process = subprocess.Popen(
-            [*self.server_prefix(), self.sshd_path, "-D", "-e", "-f", str(config)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True,  # our Ctrl-C handling stops it, in order, not the terminal
-            env=self.env,
-        )
-        cleanup.track_process(self.process.pid)
-        threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
-        # Readiness: sshd says "Server listening on 127.0.0.1 port N." once bound (bounded wait).
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while not self._listening.wait(timeout=0.05):
-            if self.process.poll() is not None:
-                self._drain_done.wait(timeout=2)
-                text = " ".join(self.log)
-                if "Address already in use" in text:
-                    raise PortTaken(text)
-                raise RunError(f"private sshd exited at start ({self.process.returncode}): {self.last_log_line()}")
-            if time.monotonic() > deadline:
-                raise RunError(f"private sshd did not start listening within {READY_TIMEOUT_S:.0f} s: "
-                               f"{self.last_log_line()}")
+        self._spawn([*self.server_prefix(), self.sshd_path, "-D", "-e", "-f", str(config)], cleanup, self.env)
 
-    def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stderr is not None
-        for raw in process.stderr:
-            line = raw.decode(errors="replace").rstrip()
-            self.log.append(line)
-            if line.startswith(f"Server listening on {self.listen_address}"):
-                self._listening.set()
-        self._drain_done.set()
+    def _ready_line(self, line: str) -> bool:
+        # sshd says "Server listening on 127.0.0.1 port N." once bound
+        return line.startswith(f"Server listening on {self.listen_address}")
 
     def server_prefix(self) -> list[str]:
         """argv prefix for sshd (e.g. `ip netns exec NS`); it must exec sshd so that its pid is sshd's."""

@@ -6,9 +6,6 @@ log line and then a real `ssh -vv` login, and the server's lists read from its K
 from __future__ import annotations
 
 import os
-import subprocess
-import threading
-import time
 from abc import abstractmethod
 from pathlib import Path
 
@@ -19,15 +16,11 @@ from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexi
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
-READY_TIMEOUT_S = 15.0
-
-
 class PrivateServer(LocalServer):
     """A server sshbench starts on 127.0.0.1 and the OpenSSH client logs in to with a throwaway key."""
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         super().__init__(ssh=ssh, env=env)
-        self._ready = threading.Event()
 
     # --- what each server does differently -------------------------------------------------------
 
@@ -90,41 +83,12 @@ class PrivateServer(LocalServer):
             self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
 
     def _launch(self, cleanup: Cleanup) -> None:
-        self._ready.clear()
-        self._drain_done = threading.Event()
         self.port = self.port or free_port()
-        argv = self._argv()
         try:
-            self.process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True,  # our signal handling stops it, in order, not the terminal's
-                env=self._daemon_env())
-        except FileNotFoundError as err:
-            raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
-        cleanup.track_process(self.process.pid)
-        threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while not self._ready.wait(timeout=0.05):
-            if self.process.poll() is not None:
-                self._drain_done.wait(timeout=2)
-                text = " ".join(self.log)
-                if "Address already in use" in text:
-                    self.port = 0
-                    raise PortTaken(text)
-                raise RunError(f"{self.server_name} exited at start ({self.process.returncode}): "
-                               f"{self.last_log_line()}")
-            if time.monotonic() > deadline:
-                raise RunError(f"{self.server_name} did not start listening within {READY_TIMEOUT_S:.0f} s: "
-                               f"{self.last_log_line()}")
-
-    def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stderr is not None
-        for raw in process.stderr:
-            line = raw.decode(errors="replace").rstrip()
-            self.log.append(line)
-            if not self._ready.is_set() and self._ready_line(line):
-                self._ready.set()
-        self._drain_done.set()
+            self._spawn(self._argv(), cleanup, self._daemon_env())
+        except PortTaken:
+            self.port = 0  # choose another next time
+            raise
 
     # --- the interface ----------------------------------------------------------------------------
 
