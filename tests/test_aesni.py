@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+
 from sshbench.baselines import aesni
 from sshbench.environment import cpu_info
 from sshbench.errors import UsageError

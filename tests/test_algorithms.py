@@ -2,10 +2,17 @@
 
 import pytest
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, parse_ssh_G, select, strip_kex_pseudo, would_negotiate
+from sshbench.algorithms import (
+    ClientAlgorithms,
+    ServerAlgorithms,
+    parse_ssh_G,
+    select,
+    strip_kex_pseudo,
+    would_negotiate,
+)
 from sshbench.errors import UsageError
-from sshbench.trial import check_negotiated
 from sshbench.results import Combination, Negotiated
+from sshbench.trial import check_negotiated
 
 CLIENT = ClientAlgorithms(
     ciphers=["3des-cbc", "aes128-ctr", "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"],

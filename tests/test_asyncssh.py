@@ -10,13 +10,18 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import (
-    communicate_or_dump, pid_alive, pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line,
+    communicate_or_dump,
+    pid_alive,
+    pids_whose_cmdline_has,
+    run_cli,
+    sshbench_temp_dirs,
+    start_cli,
+    wait_for_line,
     wait_until,
 )
 
-from sshbench.legacy import asyncssh_algorithms
+from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 from sshbench.sshlog import parse_ssh_log
 
 ALGS = asyncssh_algorithms()
@@ -70,7 +75,7 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
 
     # Cleanup after a normal exit: no server process, no temp dir.
     assert doc["target"]["port"] > 0
-    assert not pids_whose_cmdline_has("sshbench.asyncssh_sshd", os.environ["TMPDIR"]), "an AsyncSSH server outlived the run"
+    assert not pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"]), "an AsyncSSH server outlived the run"
     assert not sshbench_temp_dirs()
 
 
@@ -84,7 +89,7 @@ def test_sigterm_stops_the_asyncssh_server_and_removes_its_dir():
                      "--warmup", "0", "--no-baselines", "-v")
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
-        servers = pids_whose_cmdline_has("sshbench.asyncssh_sshd", os.environ["TMPDIR"])
+        servers = pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"])
         assert servers and sshbench_temp_dirs()
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = communicate_or_dump(proc)
@@ -115,7 +120,7 @@ def test_cryptography_without_legacy_ciphers_marks_them_unavailable(monkeypatch)
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert "arcfour" in line and "cryptography cannot run RC4" in line and "Traceback" not in done.stderr
-    probe = subprocess.run([sys.executable, "-c", "from sshbench.legacy import asyncssh_algorithms as a; "
+    probe = subprocess.run([sys.executable, "-c", "from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms as a; "
                             "u = a().unavailable; print(sorted(u)); print(u['blowfish-cbc'])"],
                            capture_output=True, text=True, timeout=60, env=os.environ.copy())
     assert "'arcfour'" in probe.stdout and "'cast128-cbc'" in probe.stdout
@@ -124,7 +129,7 @@ def test_cryptography_without_legacy_ciphers_marks_them_unavailable(monkeypatch)
 
 def test_client_prints_what_sshlog_reads(tmp_path):
     """The AsyncSSH client's log lines parse like ssh -v's (unit: its argument handling and output format)."""
-    from sshbench.asyncssh_client import parse_args
+    from sshbench.tools.asyncssh_client import parse_args
 
     opts = parse_args(["-F", "/dev/null", "-i", "k", "-o", "Port=2222", "-o", "User=u", "-o", "Ciphers=arcfour",
                        "-o", "MACs=hmac-sha1", "-o", "KexAlgorithms=curve25519-sha256", "-o", "Compression=no",

@@ -3,14 +3,13 @@ and the flags (broken/weak/slow with the measured alternative)."""
 
 from __future__ import annotations
 
-
 import pytest
-
 from conftest import run_cli
+
 from sshbench.cleanup import Cleanup
-from sshbench.results import Combination, Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import Combination, RunResult, Trial
 from sshbench.security import audit, terrapin
+from sshbench.settings import RunSettings
 from sshbench.targets.private_openssh import PrivateOpenSSH
 from sshbench.units import MIB
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, run_cli
+
 from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.units import MIB

@@ -6,12 +6,13 @@ import json
 import math
 
 import pytest
-
 from conftest import run_cli
+
 from sshbench.compare import compare_runs, only_in_lines, ratio
-from sshbench.results import Combination
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import Combination, RunResult
+from sshbench.settings import RunSettings
 from sshbench.store import open_store
+from sshbench import summary
 from sshbench.summary import Summary
 
 AES = Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")
@@ -31,10 +32,7 @@ class _Fixed(RunResult):
 
     def __init__(self, run_id: int, summaries: list[Summary], host: str) -> None:
         super().__init__(settings=RunSettings(), environment={"hostname": host}, run_id=run_id)
-        self._summaries = summaries
-
-    def summaries(self) -> list[Summary]:
-        return self._summaries
+        summary._cached(self, "summaries", lambda: summaries)  # as if computed from trials
 
 
 def test_ratio_propagates_relative_spread_like_hyperfine():

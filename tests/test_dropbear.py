@@ -10,9 +10,14 @@ import signal
 from pathlib import Path
 
 import pytest
-
 from conftest import (
-    communicate_or_dump, pid_alive, pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line,
+    communicate_or_dump,
+    pid_alive,
+    pids_whose_cmdline_has,
+    run_cli,
+    sshbench_temp_dirs,
+    start_cli,
+    wait_for_line,
     wait_until,
 )
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sshbench import summary
 from sshbench.report import html
-from sshbench.results import Combination, Negotiated, Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import Combination, Negotiated, RunResult, Trial
+from sshbench.settings import RunSettings
 
 websocket = pytest.importorskip("websocket", reason="websocket-client is needed to drive Chromium")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -149,7 +150,7 @@ def test_html_report_renders_in_chromium(tmp_path):
             proc.kill()
             proc.wait(timeout=10)
 
-    assert found["rows"] == len(result.summaries()) == 16
+    assert found["rows"] == len(summary.summaries(result)) == 16
     assert found["table"]["w"] > 400 and found["table"]["h"] > 16 * 15
     ids = sorted(c["id"] for c in found["charts"])
     assert ids == ["chart-cpu", "chart-heatmap", "chart-links", "chart-throughput"]

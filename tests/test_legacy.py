@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import run_cli
 
-from sshbench import legacy
+from sshbench.algorithms import legacy
+from sshbench.baselines import legacy_speed
 
 
 def _rows(stdout: str) -> dict[str, str]:
@@ -60,7 +60,7 @@ def test_legacy_hint_names_the_implementation_that_can_run_it():
 
 
 def test_raw_crypto_rows_for_legacy_primitives():
-    rows = legacy.primitive_speeds(names=("RC4", "DES-EDE3-CBC"))
+    rows = legacy_speed.primitive_speeds(names=("RC4", "DES-EDE3-CBC"))
     sources = {(r.primitive, r.source.split()[0]): r for r in rows}
     assert set(sources) == {("RC4", "openssl"), ("RC4", "cryptography"), ("DES-EDE3-CBC", "openssl"),
                             ("DES-EDE3-CBC", "cryptography")}
@@ -69,7 +69,7 @@ def test_raw_crypto_rows_for_legacy_primitives():
     if sources[("RC4", "openssl")].mib_s is None:
         pytest.skip(f"openssl speed cannot run RC4 here: {sources[('RC4', 'openssl')].note}")
     assert sources[("RC4", "openssl")].mib_s > sources[("DES-EDE3-CBC", "openssl")].mib_s > 0
-    sentence = legacy.seed_002_check(rows)
+    sentence = legacy_speed.seed_002_check(rows)
     assert sentence and "RC4 runs" in sentence
 
 

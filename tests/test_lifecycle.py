@@ -6,8 +6,14 @@ import signal
 from pathlib import Path
 
 import pytest
-
-from conftest import communicate_or_dump, pid_alive, run_cli, start_cli, wait_for_line, wait_until
+from conftest import (
+    communicate_or_dump,
+    pid_alive,
+    run_cli,
+    start_cli,
+    wait_for_line,
+    wait_until,
+)
 
 LONG_RUN = ("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200", "--warmup", "0", "-v")
 

@@ -12,26 +12,27 @@ import subprocess
 import pytest
 from conftest import run_cli, start_cli, wait_for_line, wait_until
 
-from sshbench import netns
 from sshbench.baselines.raw_tcp import run_raw_tcp_trial
-from sshbench.cleanup import Cleanup, clean_leftovers
+from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
-from sshbench.links import LINKS, parse_links, profile_named
+from sshbench.leftovers import clean_leftovers
+from sshbench.links import LINKS, namespaces, parse_links, profile_named, shaping
+from sshbench.links import path as linkpath
 from sshbench.units import MIB
 
-NEEDS_NETNS = pytest.mark.skipif(netns.missing_requirement([LINKS["lan1g"]]) is not None,
-                                 reason=f"emulated links unavailable here: {netns.missing_requirement([LINKS['lan1g']])}")
+NEEDS_NETNS = pytest.mark.skipif(namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
+                                 reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}")
 FAST_KEX = ["--kex", "curve25519-sha256", "--ciphers", "aes128-gcm@openssh.com"]
 
 
 def namespaces_of(pid: int) -> list[str]:
-    return [n for n in netns.own_namespaces() if n.startswith(f"{netns.PREFIX}{pid}-")]
+    return [n for n in namespaces.own_namespaces() if n.startswith(f"{namespaces.PREFIX}{pid}-")]
 
 
 def host_has_our_veths() -> bool:
-    out = subprocess.run([netns._find_tool("ip") or "ip", "-o", "link", "show"], capture_output=True, text=True,
+    out = subprocess.run([namespaces._find_tool("ip") or "ip", "-o", "link", "show"], capture_output=True, text=True,
                          timeout=10).stdout
-    return any(f" {dev}@" in out or f" {dev}:" in out for dev in (netns.CLIENT_IF, netns.SERVER_IF))
+    return any(f" {dev}@" in out or f" {dev}:" in out for dev in (linkpath.CLIENT_IF, linkpath.SERVER_IF))
 
 
 # --- parsing (no privileges needed) ----------------------------------------------------------------
@@ -77,7 +78,7 @@ def test_bad_link_on_the_command_line_exits_2():
 
 @NEEDS_NETNS
 def test_without_cap_net_admin_a_link_fails_with_one_line():
-    setpriv = netns._find_tool("setpriv")
+    setpriv = namespaces._find_tool("setpriv")
     if setpriv is None:
         pytest.skip("setpriv (util-linux) not installed: cannot drop capabilities")
     done = subprocess.run([setpriv, "--bounding-set", "-net_admin,-sys_admin", *_cli("run", "--link", "lan1g")],
@@ -102,7 +103,7 @@ def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
     payload = tmp_path / "payload"
     payload.write_bytes(os.urandom(6 * MIB))
     cleanup = Cleanup()
-    path = netns.LinkPath(profiles)
+    path = linkpath.LinkPath(profiles)
     try:
         path.create(cleanup)
         path.start_relays(22, cleanup)
@@ -110,20 +111,20 @@ def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
             path.switch(profile.name)
             end = path.endpoint(profile.name, 22, "raw")
             trial = run_raw_tcp_trial(payload=payload, payload_bytes=6 * MIB, repetition=0, warmup=False,
-                                      timeout_s=30, path={"sink": (netns.SERVER_ADDR, netns.RAW_TCP_PORT),
+                                      timeout_s=30, path={"sink": (linkpath.SERVER_ADDR, linkpath.RAW_TCP_PORT),
                                                           "sink_netns": path.server_ns, "connect": (end.host, end.port),
                                                           "sender_netns": path.client_ns})
             assert trial.valid, trial.invalid_reason
             mbit = trial.payload_bytes * 8 / trial.data_s / 1e6
             # tbf alone: within 10% (TCP/IP headers take ~4%). Through the userspace relay the receiver's
             # clock also holds the first chunk's 20 ms and the relay's scheduling: at least 80%.
-            low = 90 if path.states[profile.name].method == netns.METHOD_TBF else 80
+            low = 90 if path.states[profile.name].method == shaping.METHOD_TBF else 80
             assert low <= mbit <= 110, f"{profile.name}: {mbit:.1f} Mbit/s over a 100 Mbit/s profile"
         assert path.measure_rtt("lan100m", 22) < 2.0
         rtt = path.measure_rtt("100mbit/20ms", 22)
         assert rtt is not None and 32 <= rtt <= 48, f"RTT {rtt} ms for 2 x 20 ms"
         method = path.states["100mbit/20ms"].method
-        assert method == (netns.METHOD_NETEM if path.netem else netns.METHOD_RELAY)
+        assert method == (shaping.METHOD_NETEM if path.netem else shaping.METHOD_RELAY)
         path.collect_counters()
         assert path.states["lan100m"].tc["sent_bytes"] >= 6 * MIB  # the shaper saw the control's data
         assert len(namespaces_of(os.getpid())) == 2
@@ -135,7 +136,7 @@ def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
 @NEEDS_NETNS
 def test_netem_delay_when_the_kernel_has_it():
     cleanup = Cleanup()
-    path = netns.LinkPath(parse_links("rate=100mbit,delay=10ms"))
+    path = linkpath.LinkPath(parse_links("rate=100mbit,delay=10ms"))
     try:
         path.create(cleanup)
         if not path.netem:
@@ -162,9 +163,9 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     wan = doc["baselines"]["links"]["wan24m"]
     assert 0.85 <= wan["achieved_vs_rate"] <= 1.10, wan
     assert 16 <= wan["rtt_measured_ms"] <= 24, wan
-    assert wan["method"] in (netns.METHOD_NETEM, netns.METHOD_RELAY)
+    assert wan["method"] in (shaping.METHOD_NETEM, shaping.METHOD_RELAY)
     assert "Links (emulated" in done.stdout
-    assert not [n for n in netns.own_namespaces() if not _owner_alive(n)] and not host_has_our_veths()
+    assert not [n for n in namespaces.own_namespaces() if not _owner_alive(n)] and not host_has_our_veths()
 
     out = tmp_path / "loopback.json"
     done = run_cli("run", *FAST_KEX, "--link", "loopback", "--compression", "both", "--payload", "text",
@@ -175,8 +176,8 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
 
 
 def _owner_alive(name: str) -> bool:
-    m = netns._NAME.match(name)
-    return bool(m) and netns._owner_alive(int(m.group(1)), int(m.group(2)))
+    m = namespaces._NAME.match(name)
+    return bool(m) and namespaces._owner_alive(int(m.group(1)), int(m.group(2)))
 
 
 def _start_long_run():
@@ -204,7 +205,7 @@ def test_kill_9_leftovers_are_removed_by_the_next_run():
     proc.communicate(timeout=30)
     assert len(namespaces_of(proc.pid)) == 2  # what a kill -9 leaves behind
     removed = clean_leftovers()  # what the next run does first
-    assert any(f"{netns.PREFIX}{proc.pid}-" in r for r in removed), removed
+    assert any(f"{namespaces.PREFIX}{proc.pid}-" in r for r in removed), removed
     wait_until(lambda: namespaces_of(proc.pid) == [], timeout=10, what="stale namespaces removed")
     assert not host_has_our_veths()
 
@@ -237,4 +238,4 @@ def test_crossover_finds_compression_winning_at_the_low_rate(tmp_path):
     low = doc["points"][0]
     assert low["mbit_s"] == 20 and low["zlib_mib_s"] > low["plain_mib_s"]
     assert "seed 000 reported ~300 Mbit/s" in done.stdout
-    assert not [n for n in netns.own_namespaces() if not _owner_alive(n)]
+    assert not [n for n in namespaces.own_namespaces() if not _owner_alive(n)]

@@ -12,11 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import sshbench_argv
+
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.runner import RunResult
+from sshbench.results import RunResult
 from sshbench.security import recommend
 from sshbench.security.verdicts import Level, algorithm_verdict
 from sshbench.store import read_document, result_from_document
@@ -194,7 +194,7 @@ def test_unknown_run_and_bad_json(measured, tmp_path):
 def _synthetic(rates: dict[tuple[str, str, str], float]) -> RunResult:
     """Valid transfers (two each) at the given MiB/s per (cipher, mac, compression)."""
     from sshbench.results import Combination, Trial
-    from sshbench.runner import RunSettings
+    from sshbench.settings import RunSettings
     from sshbench.units import MIB
 
     trials = []

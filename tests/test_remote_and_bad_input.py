@@ -5,8 +5,8 @@ import json
 import socket
 
 import pytest
-
 from conftest import run_cli
+
 from sshbench.cleanup import Cleanup
 from sshbench.targets import PrivateOpenSSH
 

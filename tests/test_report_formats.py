@@ -12,8 +12,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, sshbench_argv
+
+from sshbench import summary
 from sshbench.report import charts
 from sshbench.store import open_store
 
@@ -31,7 +32,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> dict:
     db = base / "results.db"
     with open_store(db) as store:
         result = store.load_result("latest")
-    medians = {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in result.summaries()}
+    medians = {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in summary.summaries(result)}
     assert len(medians) == 2 and all(medians.values())
     return {"db": str(db), "run_json": run_json, "medians": medians, "run_id": result.run_id, "base": base}
 
@@ -137,15 +138,15 @@ def test_links_chart_only_when_the_run_has_links():
     from sshbench.results import Combination
     from sshbench.summary import Summary
 
-    def summary(combo, median):
+    def make_summary(combo, median):
         return Summary(combination=combo, valid_trials=3, invalid_trials=0, payload_bytes=1, median_mib_s=median,
                        min_mib_s=median * 0.9, max_mib_s=median * 1.1, q1_mib_s=median, q3_mib_s=median,
                        iqr_mib_s=0.0, cv=0.01, relative_to_fastest=1.0, client_cpu_s_per_gib=1.0,
                        server_cpu_s_per_gib=1.0, median_data_s=1.0, median_wall_s=1.0, wide_spread=False)
 
-    plain = [summary(Combination("aes128-ctr", "hmac-sha2-256", "k"), 500.0)]
+    plain = [make_summary(Combination("aes128-ctr", "hmac-sha2-256", "k"), 500.0)]
     assert charts.links_chart(plain) is None  # loopback only: no link dimension, no chart
-    linked = [summary(Combination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
+    linked = [make_summary(Combination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
               for link, comp, rate in (("wan24m", "none", 2.8), ("wan24m", "zlib@openssh.com", 6.5),
                                        ("lan1g", "none", 110.0), ("lan1g", "zlib@openssh.com", 36.0))]
     chart = charts.links_chart(linked)
@@ -165,7 +166,7 @@ def test_export_import_round_trips_into_another_database(stored, tmp_path):
         (run,) = store.list_runs()
         assert run.imported and run.status == "complete"
         result = store.load_result(run.id)
-    assert {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in result.summaries()} == \
+    assert {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in summary.summaries(result)} == \
         stored["medians"]
     again = run_cli("import", str(exported), "--db", str(other))
     assert again.returncode == 2 and "already in" in again.stderr

@@ -5,9 +5,12 @@ import os
 from pathlib import Path
 
 from conftest import run_cli, sshbench_temp_dirs
+
+from sshbench import summary
 from sshbench.cleanup import Cleanup
 from sshbench.results import Combination
-from sshbench.runner import Runner, RunSettings
+from sshbench.runner import Runner
+from sshbench.settings import RunSettings
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import run_trial
@@ -112,10 +115,10 @@ def test_invalid_trials_are_caught(tmp_path):
 def test_runner_api_and_invalid_trials_never_counted(tmp_path):
     result = Runner(RunSettings(ciphers="aes128-ctr", size=1 * MIB, runs=2, warmup=0)).run()
     assert result.status == "complete" and result.exit_code == 0
-    (summary,) = result.summaries()
+    (summary,) = summary.summaries(result)
     assert summary.valid_trials == 2
     next(t for t in result.trials if t.kind == "transfer").valid = False  # an invalid trial drops out
-    (summary,) = result.summaries()
+    (summary,) = summary.summaries(result)
     assert summary.valid_trials == 1 and summary.invalid_trials == 1
 
 

@@ -1,12 +1,16 @@
 """The ssh -v parser on output recorded from this OpenSSH version, and a property test that it
 never crashes on arbitrary text."""
 
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA
 from sshbench.sshlog import (
-    client_version_banner, explain_failure, parse_negotiated, parse_peer_kexinit, parse_ssh_log,
+    client_version_banner,
+    explain_failure,
+    parse_negotiated,
+    parse_peer_kexinit,
+    parse_ssh_log,
 )
 from sshbench.tools.base import parse_marked
 
@@ -109,7 +113,7 @@ def test_parsers_never_crash_on_near_miss_text(text):
 
 
 def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_them():
-    from sshbench.trial import reader_data_phase
+    from sshbench.clock import reader_data_phase
 
     out = ("3000000 bytes (3.0 MB, 2.9 MiB) copied, 0.5 s, 6 MB/s\n"
            "SSHBENCH-TCP 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_sent:5041 bytes_acked:5041 "

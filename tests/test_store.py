@@ -9,11 +9,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, start_cli, wait_for_line
+
+from sshbench import summary
 from sshbench.errors import RunError, UsageError
-from sshbench.results import Combination, Negotiated, Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import Combination, Negotiated, RunResult, Trial
+from sshbench.settings import RunSettings
 from sshbench.store import SCHEMA_VERSION, default_path, open_store
 
 TWO_CIPHERS = ("--ciphers", "aes128-ctr,aes256-ctr", "--size", "1M", "--runs", "2", "--warmup", "1",
@@ -170,7 +171,7 @@ def test_kill_9_keeps_trials_and_resume_completes_the_run():
     assert [t.started_at for t in done.trials[:len(killed.trials)]] == [t.started_at for t in killed.trials]
     keys = [(t.combination, t.kind, t.repetition, t.warmup) for t in done.trials]
     assert len(keys) == len(set(keys)) == planned, "no trial measured twice, none missing"
-    summaries = done.summaries()
+    summaries = summary.summaries(done)
     assert len(summaries) == 2 and all(s.valid_trials == 2 for s in summaries)
     # The final table of the resumed command is over all trials.
     assert "2/2" in resumed.stdout

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, sshbench_temp_dirs
+
 from sshbench.cleanup import Cleanup
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH

@@ -9,11 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, ROOT
+
 from sshbench.security import audit_adapter, terrapin
 from sshbench.security.verdicts import (
-    FAIL_LEVELS, IGNORED_WARNINGS, WARN_LEVELS, Level, algorithm_verdict, combination_verdict,
+    FAIL_LEVELS,
+    IGNORED_WARNINGS,
+    WARN_LEVELS,
+    Level,
+    algorithm_verdict,
+    combination_verdict,
 )
 
 sys.path.insert(0, str(Path(__file__).parent))

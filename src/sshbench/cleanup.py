@@ -138,8 +138,8 @@ class RunRecord:
             self.path.unlink()
 
 
-def clean_leftovers() -> list[str]:
-    """Remove what runs that died without cleaning up (kill -9, power loss) left behind.
+def remove_dead_run_records() -> list[str]:
+    """Remove what runs that died without cleaning up (kill -9, power loss) left behind, from their run records.
 
     Returns a description of what was removed, for a one-line notice.
     """
@@ -164,20 +164,7 @@ def clean_leftovers() -> list[str]:
                 removed.append(path)
         with contextlib.suppress(OSError):
             record_path.unlink()
-    removed += _clean_stale_namespaces()
     return removed
-
-
-def _clean_stale_namespaces() -> list[str]:
-    """Emulated links (sshbench.netns): network namespaces named `sshbench-<pid>-<start>-...` whose owner
-    is gone. A step of its own because they are found by name in `ip netns list`, not in a run record
-    (a record written per namespace would be lost with the runtime dir; the name cannot be)."""
-    from sshbench import netns
-
-    try:
-        return netns.remove_stale_namespaces()
-    except Exception:  # never let a leftover sweep stop a run; the next run tries again
-        return []
 
 
 class Cleanup:

@@ -9,15 +9,24 @@ import signal
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from sshbench import __version__, store_cli
-from sshbench.security import cli as security_cli
-from sshbench.cleanup import Cleanup, clean_leftovers, signals_raise
+from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, SshbenchError, UsageError
-from sshbench.results import Trial
-from sshbench.runner import RunResult, Runner, RunSettings
+from sshbench.leftovers import clean_leftovers
+from sshbench.results import RunResult, Trial
+from sshbench.runner import Runner
+from sshbench.security import cli as security_cli
+from sshbench.settings import RunSettings
 from sshbench.units import parse_size
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from sshbench.results import Combination
-from sshbench.runner import RunResult
+from sshbench import summary
+from sshbench.results import Combination, RunResult
 from sshbench.summary import Summary
 
 
@@ -79,7 +79,7 @@ def _header(result: RunResult, label: str) -> RunHeader:
 def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> Comparison:
     """The first run is the baseline. Rows follow the baseline's ranking, then the others' order."""
     labels = labels or [str(r.run_id if r.run_id is not None else i + 1) for i, r in enumerate(results)]
-    per_run = [{s.combination: s for s in r.summaries()} for r in results]
+    per_run = [{s.combination: s for s in summary.summaries(r)} for r in results]
     order: list[Combination] = []
     for summaries in per_run:
         order.extend(c for c in summaries if c not in order)

@@ -1,6 +1,6 @@
 """`sshbench crossover`: below which link rate does SSH compression pay off, for this payload on this CPU?
 
-Measures with and without compression over emulated links (sshbench.netns, rate only) and searches
+Measures with and without compression over emulated links (sshbench.links, rate only) and searches
 for the crossing instead of stopping at a fixed grid: a coarse geometric grid first, then bisection
 (in log rate) of the bracket where zlib/none crosses 1, then a log-log interpolation inside the
 final bracket. Each rate is one ordinary `sshbench run` (its own namespaces and sshd, the raw TCP
@@ -20,9 +20,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from sshbench import summary
 from sshbench.errors import RunError, UsageError
 from sshbench.links import parse_rate
-from sshbench.report.link_table import SEED_CROSSOVER, CrossoverPoint, crossover_points, crossover_rate
+from sshbench.report.link_table import (
+    SEED_CROSSOVER,
+    CrossoverPoint,
+    crossover_points,
+    crossover_rate,
+)
 from sshbench.units import MIB
 
 GRID_POINTS = 4  # the coarse grid, geometric from --low to --high
@@ -68,7 +74,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _settings(args: argparse.Namespace, rate_bit_s: int):
-    from sshbench.runner import RunSettings
+    from sshbench.settings import RunSettings
 
     # Size for about --seconds of the *compressed* transfer (text compresses ~3:1; uncompressed then
     # takes ~3x as long): both clocks leave out what ssh sends while the remote shell starts (~70 ms
@@ -89,7 +95,7 @@ def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> Measured
     if result.status != "complete":
         raise RunError(f"crossover at {rate_bit_s / 1e6:g} Mbit/s: {result.error or result.status}")
     link = settings.link_profiles()[0].name
-    points = crossover_points(result.summaries()).get(settings.payloads()[0], [])
+    points = crossover_points(summary.summaries(result)).get(settings.payloads()[0], [])
     raw = raw_tcp_by_link(result.trials).get(link)
     point: CrossoverPoint | None = points[0] if points else None
     return MeasuredRate(rate_bit_s / 1e6, link, point.plain_mib_s if point else None,
@@ -119,7 +125,7 @@ def search(args: argparse.Namespace, err: Console) -> list[MeasuredRate]:
 
 def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.links import LinkProfile
-    from sshbench.netns import require_support
+    from sshbench.links.namespaces import require_support
 
     require_support([LinkProfile("rate", rate_bit_s=parse_rate(args.low))])
     points = search(args, err)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from sshbench import legacy
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, legacy
+from sshbench.baselines import legacy_speed
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import SshbenchError
 
@@ -40,7 +40,7 @@ def offers(client: ClientAlgorithms, server: ServerAlgorithms,
         found += [legacy.Offer("openssh/asyncssh", None, None, asyncssh_algs.missing_reason),
                   legacy.Offer("asyncssh/asyncssh", None, None, asyncssh_algs.missing_reason)]
     else:
-        # The AsyncSSH server offers exactly what the library can run (sshbench.asyncssh_sshd).
+        # The AsyncSSH server offers exactly what the library can run (sshbench.targets.asyncssh_sshd).
         found += [legacy.Offer("openssh/asyncssh", [c for c in client.ciphers if c in asyncssh_algs.ciphers],
                                [m for m in client.macs if m in asyncssh_algs.macs]),
                   legacy.Offer("asyncssh/asyncssh", list(asyncssh_algs.ciphers), list(asyncssh_algs.macs))]
@@ -77,10 +77,10 @@ def print_speeds(out: Console) -> None:
     for name, justify in (("primitive", "left"), ("SSH ciphers", "left"), ("source", "left"),
                           ("MiB/s", "right"), ("note", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    rows = legacy.primitive_speeds()
+    rows = legacy_speed.primitive_speeds()
     for row in rows:
         table.add_row(row.primitive, ", ".join(row.ssh_names) or "-", row.source,
                       f"{row.mib_s:.0f}" if row.mib_s is not None else "-", row.note or "")
     out.print(table)
-    if sentence := legacy.seed_002_check(rows):
+    if sentence := legacy_speed.seed_002_check(rows):
         out.print(sentence, markup=False)

@@ -6,9 +6,14 @@ written from them (docs/results-json.md documents the names).
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from sshbench.units import MIB
+
+if TYPE_CHECKING:  # a record of the settings layer above; only its type is needed here
+    from sshbench.settings import RunSettings
 
 IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
 NO_COMPRESSION = "none"
@@ -139,3 +144,29 @@ class Trial:
             "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
         }
         return data
+
+
+@dataclass
+class RunResult:
+    """One run: what was asked, where, every trial (valid or not) and how it ended."""
+
+    settings: RunSettings
+    environment: dict = field(default_factory=dict)
+    target: dict = field(default_factory=dict)
+    combinations: list[Combination] = field(default_factory=list)
+    trials: list[Trial] = field(default_factory=list)
+    status: str = "running"  # complete | interrupted | failed
+    error: str | None = None
+    exit_code: int = 0
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    notices: list[str] = field(default_factory=list)
+    run_id: int | None = None  # its id in the results store (sshbench.store), once recorded there
+    baselines: dict = field(default_factory=dict)  # raw TCP, crypto ceiling, disk (sshbench.baselines)
+
+    # Derived figures (sshbench.summary.summaries(), baselines analysis), computed once per state of the
+    # trials: reports ask for them from many places.
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def settings_json(self) -> dict:
+        return asdict(self.settings)

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from sshbench.errors import RunError, UsageError
 from sshbench.payload import size_for_rate
 from sshbench.plan import ScheduledTrial
-from sshbench.results import Combination, Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import Combination, RunResult, Trial
+from sshbench.settings import RunSettings
 
 # What a trial's number depends on; any change and the old and new trials cannot share a median.
 COMPARABLE_KEYS = ("cpu_model", "cores", "client_ssh_version", "client_crypto_library", "server_ssh_version")

@@ -7,53 +7,31 @@ already measured are returned in the RunResult so they can be reported and saved
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import environment
-from sshbench.cleanup import Cleanup, clean_leftovers, kill_tree, signals_raise
+from sshbench import clock, environment, summary
+from sshbench.cleanup import Cleanup, kill_tree, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
-from sshbench.payload import FLATTERING_KINDS, PROBE_SIZE, PayloadStore, needs_bigger_probe, size_for_rate
+from sshbench.leftovers import clean_leftovers
+from sshbench.payload import (
+    FLATTERING_KINDS,
+    PROBE_SIZE,
+    PayloadStore,
+    needs_bigger_probe,
+    size_for_rate,
+)
 from sshbench.plan import ScheduledTrial, handshake_combinations, plan_matrix, schedule
-from sshbench.results import NO_COMPRESSION, Combination, Trial
-from sshbench.summary import HandshakeSummary, Summary, handshake_costs, summarise_handshakes, summarise_transfers
-from sshbench.targets import Target, make_target
+from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
+from sshbench.targets import Target, make_target
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.trial_files import TrialPaths
 from sshbench.units import format_size
-
-
-@dataclass
-class RunResult:
-    settings: RunSettings
-    environment: dict = field(default_factory=dict)
-    target: dict = field(default_factory=dict)
-    combinations: list[Combination] = field(default_factory=list)
-    trials: list[Trial] = field(default_factory=list)
-    status: str = "running"  # complete | interrupted | failed
-    error: str | None = None
-    exit_code: int = 0
-    started_at: float = field(default_factory=time.time)
-    finished_at: float | None = None
-    notices: list[str] = field(default_factory=list)
-    run_id: int | None = None  # its id in the results store (sshbench.store), once recorded there
-    baselines: dict = field(default_factory=dict)  # raw TCP, crypto ceiling, disk (sshbench.baselines)
-
-    def summaries(self) -> list[Summary]:
-        return summarise_transfers(self.trials)
-
-    def handshakes(self) -> list[HandshakeSummary]:
-        return summarise_handshakes(self.trials)
-
-    def settings_json(self) -> dict:
-        return asdict(self.settings)
-
 
 TrialCallback = Callable[[int, int, Trial], None]
 
@@ -123,10 +101,10 @@ class Runner:
                 self.result.target = target.describe()
                 if len(self.targets) > 1:
                     self.result.target["servers"] = {name: t.describe() for name, t in self.targets.items()}
-            self._cross_check()
+            clock.cross_check(self.result.trials)
             self.result.finished_at = time.time()
         if self.result.status == "complete" and any(s.valid_trials + s.unmeasured_trials == 0
-                                                    for s in self.result.summaries()):
+                                                    for s in summary.summaries(self.result)):
             self.result.exit_code = 1  # a combination that never worked
         return self.result
 
@@ -165,7 +143,7 @@ class Runner:
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
             combos=combos, target=target, enabled=s.baselines, aesni_env=self.ssh_env,
             client_crypto_library=self.result.environment.get("client_crypto_library"))
-        # Emulated links (sshbench.netns): the raw TCP control runs once per link, over that link, and
+        # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         raw_tcp_combos = [] if raw_tcp_combo is None else \
             [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
@@ -257,12 +235,7 @@ class Runner:
                           timeout_s=self.settings.trial_timeout_s, env=self.ssh_env, files=files)
         if item.kind == "transfer":
             paths.check_received(trial, files)
-            if trial.data_s is None and trial.valid and trial.wall_s is not None:
-                # No server-side clock (scp, sftp, rsync): wall minus the same-shape handshake so far;
-                # _cross_check recomputes it from the final medians.
-                wall, _, _ = handshake_costs(self.result.trials).get(combo.shape, (None, None, None))
-                if wall is not None and trial.wall_s > wall:
-                    trial.data_s, trial.data_clock = trial.wall_s - wall, "wall-minus-handshake"
+            clock.provisional_wall_clock(trial, self.result.trials)
         return trial
 
     def _tool_for(self, combo: Combination) -> TransferTool:
@@ -276,55 +249,4 @@ class Runner:
     def _measured(self) -> int:
         return sum(1 for t in self.result.trials if not t.warmup and t.valid)
 
-    def _cross_check(self) -> None:
-        """wall - (median wall of a no-data connection of the same shape): the second data-phase clock,
-        and the data clock itself for tools whose server side has none (scp, sftp, rsync)."""
-        costs = handshake_costs(self.result.trials)
-        for t in self.result.trials:
-            if t.kind != "transfer" or t.wall_s is None:
-                continue
-            base = costs.get(t.combination.shape, (None, None, None))[0]
-            if base is None:
-                continue
-            t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
-            if t.data_clock == "server-reader" and t.valid and t.data_s and _slow_link(t.combination.link):
-                # On a shaped or delayed link the server-side reader misses what arrived before it started
-                # (the remote shell's start-up at link rate, up to one channel window): it under-reads the
-                # data phase, never over-reads it. The longer of the two clocks is the data phase, so
-                # that handshake jitter cannot make a trial faster than the reader allows.
-                if t.wall_minus_handshake_s > t.data_s:
-                    t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
-                continue
-            if t.data_clock != "server-reader" and t.valid:
-                if t.wall_minus_handshake_s > 0:
-                    t.data_s, t.data_clock = t.wall_minus_handshake_s, "wall-minus-handshake"
-                else:
-                    t.data_s, t.data_clock = None, None
-
-
-def _slow_link(name: str) -> bool:
-    """An emulated link with a rate or a delay (sshbench.links), where the reader's own clock under-reads."""
-    from sshbench.links import profile_named
-
-    profile = profile_named(name)
-    return profile is not None and (profile.rate_bit_s is not None or profile.delay_ms > 0)
-
-
-# Below this data phase, handshake jitter (tens of ms) swamps the wall-minus-handshake clock.
-AGREEMENT_MIN_DATA_S = 0.25
-
-
-def clock_agreement(trials: list[Trial]) -> float | None:
-    """Median of data_s / wall_minus_handshake_s over valid measured transfers long enough to compare:
-    how well the two clocks agree (None when no trial qualifies)."""
-    # Not on shaped or delayed links: there data flows while the remote shell starts, which the same-shape
-    # handshake also contains, so wall minus handshake under-reads by design (the reader's clock, scaled
-    # by the bytes that arrived before it started, does not).
-    ratios = [t.data_s / t.wall_minus_handshake_s for t in trials
-              if t.kind == "transfer" and t.valid and not t.warmup and t.data_clock == "server-reader"
-              and t.data_s and t.data_s >= AGREEMENT_MIN_DATA_S and t.wall_minus_handshake_s
-              and not _slow_link(t.combination.link)]
-    return statistics.median(ratios) if ratios else None
-
-
-__all__ = ["RunResult", "RunSettings", "Runner", "clock_agreement"]
+__all__ = ["Runner"]

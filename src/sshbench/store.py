@@ -29,8 +29,8 @@ from pathlib import Path
 from sshbench import __version__
 from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
-from sshbench.results import IMPLICIT_MAC, Combination, Negotiated, Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import IMPLICIT_MAC, Combination, Negotiated, RunResult, Trial
+from sshbench.settings import RunSettings
 
 # PRAGMA application_id: marks the file as an sshbench database ("sshb").
 APPLICATION_ID = 0x73736862
@@ -104,7 +104,7 @@ def _nested_dataclass(hint: object) -> type | None:
 def from_plain(cls: type, data: dict) -> typing.Any:
     """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
     missing ones take their defaults."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, localns={"RunSettings": RunSettings})
     kwargs = {}
     for f in dataclasses.fields(cls):
         if not f.init or f.name not in data:
@@ -268,7 +268,7 @@ class Store:
     @staticmethod
     def _extra_json(result: RunResult) -> str:
         extras = {f.name: getattr(result, f.name) for f in dataclasses.fields(RunResult)
-                  if f.name not in _RUN_COLUMNS}
+                  if f.name not in _RUN_COLUMNS and f.name not in _NOT_STORED}
         return json.dumps(extras, default=_jsonable)
 
     def create_run(self, result: RunResult) -> int:
@@ -434,6 +434,8 @@ class Store:
 # RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
 _RUN_COLUMNS = {"settings", "environment", "target", "combinations", "trials", "status", "error", "exit_code",
                 "started_at", "finished_at", "notices", "run_id"}
+# Derived in memory, never stored (RunResult.cache: summaries computed once per state of the trials).
+_NOT_STORED = {"cache"}
 
 
 def _jsonable(value: object) -> object:
@@ -446,9 +448,9 @@ def _jsonable(value: object) -> object:
 
 def _with_extras(result: RunResult, extras: dict) -> RunResult:
     """Fill fields added to RunResult after the columns were designed (dicts/lists/scalars as stored)."""
-    hints = typing.get_type_hints(RunResult)
+    hints = typing.get_type_hints(RunResult, localns={"RunSettings": RunSettings})
     for f in dataclasses.fields(RunResult):
-        if f.name in extras:
+        if f.name in extras and f.name not in _NOT_STORED:
             value = extras[f.name]
             nested = _nested_dataclass(hints.get(f.name))
             if nested is not None and isinstance(value, dict):

@@ -15,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sshbench.errors import RunError, SshbenchError, UsageError
-from sshbench.results import Trial
-from sshbench.runner import RunResult, RunSettings
+from sshbench.results import RunResult, Trial
+from sshbench.settings import RunSettings
 from sshbench.store import Store, open_store, read_document
 
 REPORT_FORMATS = ("table", "markdown", "csv", "json", "html")

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from sshbench.results import Combination, Trial
+from sshbench.results import Combination, RunResult, Trial
 from sshbench.units import GIB
 
 # Above this coefficient of variation the spread is called out (as hyperfine warns on outliers).
 WIDE_SPREAD_CV = 0.10
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -216,3 +220,22 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
         ))
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
     return out
+
+
+def _cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
+    """A figure derived from a result, computed once per state of its trials (reports ask from many places)."""
+    key = (len(result.trials), result.finished_at, result.status)
+    hit = result.cache.get(name)
+    if hit is None or hit[0] != key:
+        hit = result.cache[name] = (key, compute())
+    return hit[1]
+
+
+def summaries(result: RunResult) -> list[Summary]:
+    """The transfer summaries of a run, ranked per implementation pair (computed once)."""
+    return _cached(result, "summaries", lambda: summarise_transfers(result.trials))
+
+
+def handshakes(result: RunResult) -> list[HandshakeSummary]:
+    """The connection set-up summaries of a run, per kex (computed once)."""
+    return _cached(result, "handshakes", lambda: summarise_handshakes(result.trials))

@@ -10,7 +10,14 @@ import threading
 import time
 from pathlib import Path
 
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination, Negotiated, Trial
+from sshbench import clock
+from sshbench.results import (
+    IMPLICIT_MAC,
+    NO_COMPRESSION,
+    Combination,
+    Negotiated,
+    Trial,
+)
 from sshbench.sshlog import explain_failure, parse_ssh_log
 from sshbench.targets.base import Target
 from sshbench.tools.base import TransferTool, TrialFiles
@@ -46,16 +53,6 @@ def check_negotiated(combo: Combination, negotiated: Negotiated) -> str | None:
         if have != want:
             return f"negotiated {key} {have} but {want} was requested"
     return None
-
-
-def reader_data_phase(reader_s: float, total_bytes: int | None, bytes_before: int | None) -> float:
-    """The data phase from the server-side reader's clock. The client starts sending as soon as the
-    session opens, while the remote login shell is still starting: what arrived before the reader's
-    clock started (one channel window at most: ~0.4% of 512 MiB on loopback, but ~7% of a short
-    transfer on a 24 Mbit/s link) moved at the same rate, so scale by total / (total - before)."""
-    if total_bytes and bytes_before is not None and 0 <= bytes_before < total_bytes:
-        return reader_s * total_bytes / (total_bytes - bytes_before)
-    return reader_s
 
 
 class RunningProcess:
@@ -129,8 +126,7 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
             trial.tcp_wire_bytes = sink.tcp_bytes_received
             trial.tcp_bytes_before_clock = sink.tcp_bytes_before_reader
         if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
-            trial.data_s, trial.data_clock = reader_data_phase(sink.reader_s, trial.tcp_wire_bytes,
-                                                               trial.tcp_bytes_before_clock), "server-reader"
+            clock.set_reader_clock(trial, sink.reader_s)
     elif server_cpu_before is not None:
         after = target.server_cpu_total()
         if after is not None:

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from sshbench import summary
 from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp
 from sshbench.results import Combination, Trial
 from sshbench.summary import Summary, summarise_transfers
@@ -77,7 +78,7 @@ def _disk_rate(disk: dict, combo: Combination) -> float | None:
 
 
 def compare(result: Any) -> dict[Combination, Comparison]:
-    """Per combination of `result.summaries()` (a RunResult; typed loosely to avoid an import cycle)."""
+    """Per combination of `summary.summaries(result)` (a RunResult; typed loosely to avoid an import cycle)."""
     baselines: dict = result.baselines or {}
     raw = raw_tcp_summary(result.trials)
     raw_rate = raw.median_mib_s if raw else None
@@ -85,14 +86,14 @@ def compare(result: Any) -> dict[Combination, Comparison]:
     crypto_measured: dict[str, dict] = baselines.get("crypto") or {}
     disk = baselines.get("disk") or {}
     link = baselines.get("link") or {}  # an emulated link, when one exists: {"window_bytes", "rtt_s"}
-    links = baselines.get("links") or {}  # per link profile (sshbench.netns): the same keys
-    handshake_cpu = {h.kex: h.client_cpu_ms / 1000 for h in result.handshakes() if h.client_cpu_ms is not None}
+    links = baselines.get("links") or {}  # per link profile (sshbench.links): the same keys
+    handshake_cpu = {h.kex: h.client_cpu_ms / 1000 for h in summary.handshakes(result) if h.client_cpu_ms is not None}
     measured_by_combo: dict[Combination, list[Trial]] = {}
     for t in result.trials:
         if t.kind == "transfer" and not t.warmup:
             measured_by_combo.setdefault(t.combination, []).append(t)
     out: dict[Combination, Comparison] = {}
-    for s in result.summaries():
+    for s in summary.summaries(result):
         combo = s.combination
         ceiling, note = crypto_ceiling.ceiling_for(combo, crypto_measured) if crypto_measured else (None, None)
         client_cores, server_cores = _cpu_cores(measured_by_combo.get(combo, []), handshake_cpu.get(combo.kex))

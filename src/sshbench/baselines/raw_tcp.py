@@ -126,7 +126,7 @@ def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str
     which splices page by page. The socket is blocking during the transfer (with a timeout set,
     Python polls between short non-blocking sends); a watchdog timer shuts it down instead, so
     the wait is still bounded."""
-    from sshbench.netns import inside
+    from sshbench.links.namespaces import inside
 
     cpu_start = time.thread_time()
     with open(path, "rb") as source, _mapped(source) as view:

@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from sshbench import summary
 from sshbench.errors import RunError  # noqa: E402
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination  # noqa: E402
 from sshbench.runner import RunResult  # noqa: E402
@@ -216,7 +217,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
 
 
 def make_charts(result: RunResult) -> list[Chart]:
-    summaries = result.summaries()
+    summaries = summary.summaries(result)
     with matplotlib.rc_context(STYLE):
         charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries),
                   links_chart(summaries)]

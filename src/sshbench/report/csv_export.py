@@ -7,7 +7,7 @@ import csv
 import io
 
 from sshbench.report.json_export import to_document
-from sshbench.runner import RunResult
+from sshbench.results import RunResult
 
 # Run-level columns repeated on each row so that several runs' files can be concatenated.
 RUN_COLUMNS = ("run_id", "hostname", "client_ssh_version", "server_ssh_version")

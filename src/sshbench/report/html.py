@@ -12,7 +12,7 @@ from html import escape
 from sshbench import __version__
 from sshbench.report import charts, ranked
 from sshbench.report.json_export import to_document
-from sshbench.runner import RunResult
+from sshbench.results import RunResult
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem auto; max-width: 84rem;

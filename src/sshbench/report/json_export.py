@@ -6,10 +6,11 @@ import json
 import os
 from pathlib import Path
 
-from sshbench import __version__
+from sshbench import __version__, summary
 from sshbench.baselines import analysis as baseline_analysis
+from sshbench.clock import clock_agreement
 from sshbench.errors import RunError
-from sshbench.runner import RunResult, clock_agreement
+from sshbench.results import RunResult
 from sshbench.security import report_hooks as security_hooks
 
 SCHEMA_VERSION = 1
@@ -29,10 +30,10 @@ def to_document(result: RunResult) -> dict:
         "target": result.target,
         "summaries": [{**s.to_json(), **security_hooks.summary_json(s, result.environment),
                        **baseline_analysis.summary_json(comparisons, s)}
-                      for s in result.summaries()],
+                      for s in summary.summaries(result)],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
-        "handshakes": [h.to_json() for h in result.handshakes()],
+        "handshakes": [h.to_json() for h in summary.handshakes(result)],
         "clock_agreement": clock_agreement(result.trials),
         "trials": [t.to_json() for t in result.trials],
     }

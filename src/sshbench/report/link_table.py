@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.table import Table
 
+from sshbench import summary
 from sshbench.links import profile_named
 from sshbench.results import NO_COMPRESSION
 
@@ -121,7 +122,7 @@ def crossover_rate(points: list[CrossoverPoint]) -> float | None:
 def crossover_lines(result: Any) -> list[str]:
     """One line per payload kind measured with and without compression over two or more shaped links."""
     lines = []
-    for payload, points in crossover_points(result.summaries()).items():
+    for payload, points in crossover_points(summary.summaries(result)).items():
         if len(points) < 2:
             continue
         measured = "; ".join(f"{p.link} {p.mbit_s:g} Mbit/s: {p.ratio:.2f}x" for p in points)
@@ -177,7 +178,7 @@ def over_rate_warnings(result: Any) -> list[str]:
         found = raw.get(name)
         if not found or not found.median_mib_s:
             continue
-        wire = [s.median_mib_s * s.wire_ratio for s in result.summaries()
+        wire = [s.median_mib_s * s.wire_ratio for s in summary.summaries(result)
                 if s.combination.link == name and s.median_mib_s and s.wire_ratio]
         if wire and max(wire) > UNDER_READ_TOLERANCE * found.median_mib_s:
             out.append(f"link {name}: ssh's wire rate read up to {max(wire) / found.median_mib_s - 1:.0%} above the "

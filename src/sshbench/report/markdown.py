@@ -7,7 +7,7 @@ import datetime
 
 from sshbench.report import ranked
 from sshbench.report.json_export import to_document
-from sshbench.runner import RunResult
+from sshbench.results import RunResult
 
 
 def _escape(text: str) -> str:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sshbench.results import IMPLICIT_MAC
-from sshbench.runner import RunResult
+from sshbench.results import IMPLICIT_MAC, RunResult
 
 # Optional summary keys (added by other features) shown as a column when any summary has a value.
 OPTIONAL_COLUMNS = (("verdict", "verdict"), ("bound_by", "bottleneck"))

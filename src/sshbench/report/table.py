@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
+from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
-from sshbench.results import IMPLICIT_MAC
-from sshbench.runner import RunResult, clock_agreement
+from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -72,7 +73,7 @@ def setup_label(combo, fields: list[str]) -> str:
 
 
 def results_table(result: RunResult) -> Table:
-    summaries = result.summaries()
+    summaries = summary.summaries(result)
     kexes = {s.combination.kex for s in summaries}
     # One kex for all rows: name it in the title rather than repeat it in a column.
     show_kex = len(kexes) > 1
@@ -115,7 +116,7 @@ def results_table(result: RunResult) -> Table:
 
 
 def handshake_table(result: RunResult) -> Table | None:
-    handshakes = result.handshakes()
+    handshakes = summary.handshakes(result)
     if not handshakes:
         return None
     table = Table(title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
@@ -141,18 +142,18 @@ SHORT_DATA_PHASE_S = 0.2
 
 def warnings(result: RunResult) -> list[str]:
     out = []
-    wide = [s for s in result.summaries() if s.wide_spread]
+    wide = [s for s in summary.summaries(result) if s.wide_spread]
     if wide:
         out.append(f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
                    "may be busy; consider more --runs or a quieter machine.")
-    short = [s for s in result.summaries() if s.median_data_s is not None and s.median_data_s < SHORT_DATA_PHASE_S]
+    short = [s for s in summary.summaries(result) if s.median_data_s is not None and s.median_data_s < SHORT_DATA_PHASE_S]
     if short:
         fastest = min(s.median_data_s for s in short)  # type: ignore[type-var]
         out.append(f"{len(short)} combination(s) moved their payload in under {SHORT_DATA_PHASE_S * 1000:.0f} ms "
                    f"(down to {fastest * 1000:.0f} ms): fixed stalls (~40 ms delayed ACKs, one channel window "
                    "buffered before the clock starts) distort rates that short; use a bigger --size, or leave "
                    "it out for the adaptive size")
-    unmeasured = [s for s in result.summaries() if s.unmeasured_trials]
+    unmeasured = [s for s in summary.summaries(result) if s.unmeasured_trials]
     if unmeasured:
         out.append(f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
                    "same-shape handshake's jitter): use a bigger --size or the default adaptive size")
@@ -162,7 +163,9 @@ def warnings(result: RunResult) -> list[str]:
                    f"{' warm-up' if t.warmup else ''}): {t.invalid_reason}")
     if len(invalid) > 10:
         out.append(f"... and {len(invalid) - 10} more invalid trials (see --json)")
-    from sshbench.legacy import ASYNCSSH_NOTE  # every report format (terminal, Markdown, HTML) says it
+    from sshbench.report.notes import (
+        ASYNCSSH_NOTE,  # every report format (terminal, Markdown, HTML) says it
+    )
 
     if any("asyncssh" in (c.client, c.server) for c in result.combinations):
         out.append(ASYNCSSH_NOTE)
@@ -176,11 +179,13 @@ def warnings(result: RunResult) -> list[str]:
 def print_report(result: RunResult, console: Console) -> None:
     console.print(environment_header(result))
     console.print()
-    if result.summaries():
+    if summary.summaries(result):
         console.print(results_table(result))
-        for note in security_hooks.report_notes(result.summaries(), result.environment):
+        for note in security_hooks.report_notes(summary.summaries(result), result.environment):
             console.print(f"security: {note}", markup=False, highlight=False)
-        from sshbench.legacy import implementation_notes  # other implementations: what their rows mean
+        from sshbench.report.notes import (
+            implementation_notes,  # other implementations: what their rows mean
+        )
 
         for note in implementation_notes(result):
             console.print(f"implementations: {note}", markup=False, highlight=False)

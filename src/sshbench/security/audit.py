@@ -12,12 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sshbench import summary
 from sshbench.algorithms import parse_ssh_G, strip_kex_pseudo
 from sshbench.errors import RunError, SshbenchError
-from sshbench.results import IMPLICIT_MAC
-from sshbench.runner import RunResult
+from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
-from sshbench.security.verdicts import Level, Verdict, algorithm_verdict, combination_verdict
+from sshbench.security.verdicts import (
+    Level,
+    Verdict,
+    algorithm_verdict,
+    combination_verdict,
+)
 from sshbench.summary import Summary
 
 KINDS = (("cipher", "ciphers"), ("mac", "macs"), ("kex", "kexalgorithms"))
@@ -90,7 +95,7 @@ def judge(host_label: str, effective: dict[str, list[str]], negotiated: dict[str
 
 
 def _speed_findings(report: AuditReport, run: RunResult, cipher: str | None, mac: str) -> None:
-    summaries = [s for s in run.summaries() if s.median_mib_s is not None]
+    summaries = [s for s in summary.summaries(run) if s.median_mib_s is not None]
     best = fastest_safe(summaries, report.strict.negotiated)
     if best is None or cipher is None:
         return
@@ -113,7 +118,8 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
     """Read `ssh -G`, connect once (`ssh -vv`), judge."""
     import subprocess
 
-    from sshbench.cleanup import Cleanup, clean_leftovers, signals_raise
+    from sshbench.cleanup import Cleanup, signals_raise
+    from sshbench.leftovers import clean_leftovers
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import probe

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sshbench import summary
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.security import terrapin
@@ -145,7 +146,7 @@ def algorithms_footer(client: ClientAlgorithms, server: ServerAlgorithms, db: st
         out.print("no measured run: `sshbench run` to see whether that default is the fastest safe choice",
                   markup=False)
         return
-    summaries = [s for s in run.summaries() if s.median_mib_s is not None]
+    summaries = [s for s in summary.summaries(run) if s.median_mib_s is not None]
     best = audit.fastest_safe(summaries, strict.negotiated)
     mine = next((s for s in summaries if s.combination.cipher == cipher and s.combination.mac == mac), None)
     run_name = f"run {run.run_id}" if run.run_id is not None else "the latest run"

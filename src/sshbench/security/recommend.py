@@ -17,10 +17,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sshbench import summary
 from sshbench.algorithms import strip_kex_pseudo
 from sshbench.errors import RunError, UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION
-from sshbench.runner import RunResult
+from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, RunResult
 from sshbench.security import terrapin
 from sshbench.security.verdicts import Level, Verdict, algorithm_verdict
 from sshbench.summary import Summary
@@ -141,7 +141,7 @@ def build(result: RunResult, policy: str, target: str = "client", host_pattern: 
         raise UsageError(f"unknown policy {policy!r}; choose one of: {', '.join(POLICY_ORDER)}")
     if target not in FOR_CHOICES:
         raise UsageError(f"--for must be client or server (got {target!r})")
-    valid = [s for s in result.summaries() if s.valid_trials > 0 and s.median_mib_s is not None]
+    valid = [s for s in summary.summaries(result) if s.valid_trials > 0 and s.median_mib_s is not None]
     if not valid:
         raise RunError(f"{run_label} has no valid trials; nothing to recommend from (run `sshbench run` again)")
     try:
@@ -222,7 +222,7 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
                       "not needed: every recommended cipher is AEAD")
         rec.macs = []
 
-    handshake_ms = {h.kex: h.median_ms for h in result.handshakes() if h.median_ms is not None}
+    handshake_ms = {h.kex: h.median_ms for h in summary.handshakes(result) if h.median_ms is not None}
     kex_names = strip_kex_pseudo(list(dict.fromkeys(s.combination.kex for s in valid)))
     for name in sorted(kex_names, key=lambda k: (handshake_ms.get(k) is None, handshake_ms.get(k) or 0.0)):
         verdict = algorithm_verdict("kex", name)

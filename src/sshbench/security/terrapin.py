@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sshbench.algorithms.kexinit import (
+    CLIENT_STRICT_KEX_MARKER,
+    SERVER_STRICT_KEX_MARKER,
+)
 from sshbench.sshlog import parse_local_kexinit, parse_peer_kexinit
 
-CLIENT_MARKER = "kex-strict-c-v00@openssh.com"
-SERVER_MARKER = "kex-strict-s-v00@openssh.com"
+CLIENT_MARKER = CLIENT_STRICT_KEX_MARKER
+SERVER_MARKER = SERVER_STRICT_KEX_MARKER
 CHACHA20 = "chacha20-poly1305@openssh.com"
 ETM_SUFFIX = "-etm@openssh.com"
 

@@ -41,7 +41,7 @@ def make_target(host: str | None, *, sshd: str | None = None, ssh: str = "ssh",
     if server not in SERVERS:
         raise UsageError(f"unknown server {server!r}; known: {', '.join(SERVERS)}")
     if emulated:
-        # Every link of the run (loopback included) through one namespace pair per server (sshbench.netns).
+        # Every link of the run (loopback included) through one namespace pair per server (sshbench.links).
         if server != "openssh":
             raise UsageError(f"--link {emulated[0].name} works with the private OpenSSH server only for now")
         from sshbench.targets.netns_openssh import NetnsOpenSSH

@@ -1,4 +1,4 @@
-"""`--server asyncssh`: a private server written with AsyncSSH (`sshbench.asyncssh_sshd`, a subprocess),
+"""`--server asyncssh`: a private server written with AsyncSSH (`sshbench.targets.asyncssh_sshd`, a subprocess),
 offering every algorithm the installed AsyncSSH and `cryptography` can still run, the ones OpenSSH removed
 included (arcfour*, blowfish-cbc, cast128-cbc, 3des-cbc, hmac-md5*, ...).
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 
 from sshbench.algorithms import ClientAlgorithms
+from sshbench.algorithms.asyncssh_caps import AsyncsshAlgorithms, asyncssh_algorithms
 from sshbench.errors import RunError
-from sshbench.legacy import AsyncsshAlgorithms, asyncssh_algorithms
 from sshbench.targets.private_server import PrivateServer, make_ssh_keypair
 
 READY_PREFIX = "Server listening on 127.0.0.1 port "
@@ -40,7 +40,7 @@ class AsyncsshServer(PrivateServer):
         assert self.dir is not None
         # Port 0: the server binds a port the kernel picks and reports it (no free-port race).
         self.port = 0
-        return [sys.executable, "-m", "sshbench.asyncssh_sshd", "--host-key", str(self.dir / "host_key"),
+        return [sys.executable, "-m", "sshbench.targets.asyncssh_sshd", "--host-key", str(self.dir / "host_key"),
                 "--authorized-keys", str(self.dir / "authorized_keys"), "--home", str(self.dir / "home")]
 
     def _ready_line(self, line: str) -> bool:

@@ -19,7 +19,6 @@ from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.errors import RunError
 from sshbench.targets.base import Target
 
-
 READY_TIMEOUT_S = 15.0  # a daemon that has not said it listens by then is reported, not waited for
 
 
@@ -109,7 +108,7 @@ class LocalServer(Target):
     # --- the interface ----------------------------------------------------------------------------
 
     def client_options(self) -> list[str]:
-        # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.asyncssh_client take them alike.
+        # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.tools.asyncssh_client take them alike.
         assert self.dir is not None
         return [
             "-F", "/dev/null",  # never the user's ssh_config

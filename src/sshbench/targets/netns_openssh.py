@@ -1,5 +1,5 @@
 """The private OpenSSH sshd behind an emulated link: sshd in a server network namespace, every client
-program in a client namespace, the veth between them shaped per trial (sshbench.netns).
+program in a client namespace, the veth between them shaped per trial (sshbench.links).
 
 One target serves every link profile of the run: `before_trial(combo)` applies `combo.link` (a tc
 qdisc replace on both veth ends, read back before the trial), so trials of different links can be
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from sshbench.cleanup import Cleanup
 from sshbench.links import LinkProfile
-from sshbench.netns import SERVER_ADDR, LinkPath, _find_tool, require_support
+from sshbench.links.namespaces import _find_tool, require_support
+from sshbench.links.path import SERVER_ADDR, LinkPath
 from sshbench.targets.private_openssh import PrivateOpenSSH
 
 HOST_KEY_ALIAS = "sshbench-netns-sshd"  # one known_hosts entry for every path (direct or via a relay)
@@ -84,7 +85,7 @@ class NetnsOpenSSH(PrivateOpenSSH):
 
     def raw_tcp_path(self):
         """For the raw TCP control over the current link (sshbench.baselines.raw_tcp)."""
-        from sshbench.netns import RAW_TCP_PORT
+        from sshbench.links.path import RAW_TCP_PORT
 
         end = self.path.endpoint(self.current_link or next(iter(self.path.states)), self.port, "raw")
         return {"sink": (SERVER_ADDR, RAW_TCP_PORT), "sink_netns": self.path.server_ns,

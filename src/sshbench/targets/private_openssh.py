@@ -13,10 +13,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from sshbench.algorithms import ServerAlgorithms, client_algorithms, parse_ssh_G
+from sshbench.algorithms import (
+    ServerAlgorithms,
+    client_algorithms,
+    kexinit,
+    parse_ssh_G,
+)
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
@@ -88,12 +93,8 @@ class PrivateOpenSSH(LocalServer):
             raise RunError(f"private sshd started but a login failed: {reason}; sshd said: {self.last_log_line()}")
         parsed = parse_ssh_log(log)
         self.server_version = parsed.remote_version
-        kexinit = parse_peer_kexinit(log)
-        if kexinit is not None:
-            self._server.strict_kex = kexinit.strict_kex
-        local_kexinit = parse_local_kexinit(log)
-        if local_kexinit is not None:
-            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
+        self._server.strict_kex = kexinit.server_strict_kex_from_log(log)
+        self._client.strict_kex = kexinit.client_strict_kex_from_log(log)
 
     def _make_keys(self) -> None:
         assert self.dir is not None

@@ -9,12 +9,16 @@ import os
 from abc import abstractmethod
 from pathlib import Path
 
-from sshbench.algorithms import ServerAlgorithms, client_algorithms, strip_kex_pseudo
+from sshbench.algorithms import (
+    client_algorithms,
+    kexinit,
+)
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
+
 
 class PrivateServer(LocalServer):
     """A server sshbench starts on 127.0.0.1 and the OpenSSH client logs in to with a throwaway key."""
@@ -68,19 +72,11 @@ class PrivateServer(LocalServer):
             raise RunError(f"{self.server_name} started but a login failed: {reason}; "
                            f"it said: {self.last_log_line()}")
         self.server_version = parse_ssh_log(log).remote_version
-        kexinit = parse_peer_kexinit(log)
-        if kexinit is None:
+        server = kexinit.server_algorithms_from_log(log)
+        if server is None:
             raise RunError(f"{self.server_name}: its KEXINIT proposal was not in ssh -vv output")
-        self._server = ServerAlgorithms(
-            ciphers=[c for c in kexinit.ciphers_ctos if c in kexinit.ciphers_stoc],
-            macs=[m for m in kexinit.macs_ctos if m in kexinit.macs_stoc],
-            kex=strip_kex_pseudo(kexinit.kex),
-            compression=kexinit.compression_ctos,
-            strict_kex=kexinit.strict_kex,
-        )
-        local_kexinit = parse_local_kexinit(log)
-        if local_kexinit is not None:
-            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
+        self._server = server
+        self._client.strict_kex = kexinit.client_strict_kex_from_log(log)
 
     def _launch(self, cleanup: Cleanup) -> None:
         self.port = self.port or free_port()

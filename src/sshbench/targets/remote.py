@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import subprocess
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, parse_ssh_G, strip_kex_pseudo
+from sshbench.algorithms import (
+    ClientAlgorithms,
+    ServerAlgorithms,
+    client_algorithms,
+    kexinit,
+    parse_ssh_G,
+)
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
-from sshbench.sshlog import failure_reason, parse_local_kexinit, parse_peer_kexinit, parse_ssh_log
+from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import Target, probe
 
 
@@ -41,23 +47,14 @@ class RemoteHost(Target):
         self.label = f"{self.host} ({user}@{hostname}:{port})"
         self._client = client_algorithms(self.ssh, self._config_args(), self.host)
         status, log = probe(self.ssh, self.client_options(), self.destination())
-        kexinit = parse_peer_kexinit(log)
+        server = kexinit.server_algorithms_from_log(log)
         if status != 0:
-            reason = failure_reason(log)
-            raise RunError(f"cannot use {self.host}: {reason}")
-        if kexinit is None:
+            raise RunError(f"cannot use {self.host}: {failure_reason(log)}")
+        if server is None:
             raise RunError(f"{self.host}: the server's KEXINIT proposal was not in ssh -vv output")
         self.server_version = parse_ssh_log(log).remote_version
-        local_kexinit = parse_local_kexinit(log)
-        if local_kexinit is not None:
-            self._client.strict_kex = "kex-strict-c-v00@openssh.com" in local_kexinit.kex
-        self._server = ServerAlgorithms(
-            ciphers=[c for c in kexinit.ciphers_ctos if c in kexinit.ciphers_stoc],
-            macs=[m for m in kexinit.macs_ctos if m in kexinit.macs_stoc],
-            kex=strip_kex_pseudo(kexinit.kex),
-            compression=kexinit.compression_ctos,
-            strict_kex=kexinit.strict_kex,
-        )
+        self._client.strict_kex = kexinit.client_strict_kex_from_log(log)
+        self._server = server
 
     def client_options(self) -> list[str]:
         # The user's own configuration decides identity, port, proxy, known hosts; we only make it

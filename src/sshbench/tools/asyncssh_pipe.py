@@ -1,4 +1,4 @@
-"""The pipe tool with AsyncSSH's client (`sshbench.asyncssh_client`) in place of ssh: the same remote
+"""The pipe tool with AsyncSSH's client (`sshbench.tools.asyncssh_client`) in place of ssh: the same remote
 script (dd between /proc snapshots), the same stdin/stdout plumbing and the same parser, so an
 `asyncssh/asyncssh` row is measured exactly like an `openssh/openssh` one; only the client differs."""
 
@@ -21,14 +21,14 @@ class AsyncsshPipeTool(TransferTool):
         self._pipe = PipeTool()
 
     def missing(self) -> str | None:
-        from sshbench.legacy import asyncssh_algorithms
+        from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 
         return asyncssh_algorithms().missing_reason
 
     def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
                    workdir: Path) -> Invocation:
         # A subprocess, not a coroutine in sshbench's own process: os.wait4 then measures its CPU alone.
-        argv = [sys.executable, "-m", "sshbench.asyncssh_client", *ssh_options, "-v", host,
+        argv = [sys.executable, "-m", "sshbench.tools.asyncssh_client", *ssh_options, "-v", host,
                 self._pipe.remote_command(direction, files)]
         if direction == "down":
             return Invocation(argv=argv, stdin="/dev/null", stdout=files.local_sink)

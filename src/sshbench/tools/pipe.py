@@ -11,7 +11,15 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles, parse_marked, stat_snapshot_script, wrap_posix
+from sshbench.tools.base import (
+    Invocation,
+    SinkReport,
+    TransferTool,
+    TrialFiles,
+    parse_marked,
+    stat_snapshot_script,
+    wrap_posix,
+)
 
 
 class PipeTool(TransferTool):

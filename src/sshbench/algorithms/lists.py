@@ -7,11 +7,10 @@ intersection, in the client's order.
 
 from __future__ import annotations
 
-import fnmatch
 import subprocess
 from dataclasses import dataclass, field
 
-from sshbench.errors import RunError, UsageError
+from sshbench.errors import RunError
 
 # Names in a KEXINIT kex list that are protocol markers, not key exchanges.
 KEX_PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
@@ -103,42 +102,3 @@ def client_algorithms(ssh: str = "ssh", config_args: list[str] | None = None, ho
 def would_negotiate(client_preference: list[str], server: list[str]) -> str | None:
     """SSH picks the client's first algorithm that the server also offers."""
     return next((a for a in client_preference if a in server), None)
-
-
-def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, target_label: str) -> list[str]:
-    """Resolve a comma list of names, shell globs, `all` and `default` against what both ends support.
-
-    Raises UsageError naming the offending item and what is supported.
-    """
-    available = [a for a in client.supported(kind) if a in server.supported(kind)]
-    chosen: list[str] = []
-    for token in (t.strip() for t in spec.split(",")):
-        if not token:
-            continue
-        if token == "all":
-            matches = available
-        elif token == "default":
-            matches = [a for a in client.defaults(kind) if a in available]
-        elif any(ch in token for ch in "*?["):
-            matches = [a for a in available if fnmatch.fnmatchcase(a, token)]
-            if not matches:
-                raise UsageError(f"--{kind}s {token!r} matches no {kind} both ends support: {', '.join(available)}")
-        elif token in available:
-            matches = [token]
-        elif token in client.supported(kind):
-            raise UsageError(
-                f"the server at {target_label} does not offer {kind} {token!r}; it offers: "
-                f"{', '.join(server.supported(kind)) or '(nothing parsed)'}")
-        else:
-            legacy = token in LEGACY_CIPHERS or token in LEGACY_MACS
-            if legacy:
-                from sshbench.legacy import legacy_hint  # who can run it instead (--server asyncssh)
-
-                hint = legacy_hint(kind, token)
-            else:
-                hint = ""
-            raise UsageError(f"unknown {kind} {token!r}{hint}; this ssh supports: {', '.join(client.supported(kind))}")
-        chosen.extend(m for m in matches if m not in chosen)
-    if not chosen:
-        raise UsageError(f"--{kind}s {spec!r} selects nothing")
-    return chosen

@@ -1,4 +1,4 @@
-"""The private AsyncSSH server program: `python -m sshbench.asyncssh_sshd --host-key K --authorized-keys A
+"""The private AsyncSSH server program: `python -m sshbench.targets.asyncssh_sshd --host-key K --authorized-keys A
 --home DIR`. Started (and stopped) by `targets/asyncssh_server.py`; never meant to be run by hand.
 
 It listens on 127.0.0.1 on a port the kernel picks and says `Server listening on 127.0.0.1 port N.`
@@ -19,7 +19,7 @@ import sys
 
 import asyncssh
 
-from sshbench.legacy import asyncssh_algorithms
+from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 
 CHUNK = 256 * 1024  # read size of the pumps: large enough that Python's per-call cost stays small
 SHELL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

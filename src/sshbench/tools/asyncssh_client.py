@@ -1,6 +1,6 @@
 """An ssh-like client built on AsyncSSH, for the ciphers OpenSSH's client no longer speaks.
 
-    python -m sshbench.asyncssh_client -F /dev/null -i KEY -o Port=N -o User=U -o Ciphers=C [-o MACs=M]
+    python -m sshbench.tools.asyncssh_client -F /dev/null -i KEY -o Port=N -o User=U -o Ciphers=C [-o MACs=M]
         -o KexAlgorithms=K -o Compression=no -v HOST COMMAND
 
 It takes the options sshbench passes to ssh (-F/-i/-o; unknown -o options are ignored, as they select
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(run(opts))
     except ImportError as err:
-        from sshbench.legacy import ASYNCSSH_INSTALL_HINT
+        from sshbench.algorithms.asyncssh_caps import ASYNCSSH_INSTALL_HINT
 
         _err(f"asyncssh: not installed ({err}); {ASYNCSSH_INSTALL_HINT}")
         return 255

@@ -3,7 +3,7 @@
 `loopback` is the plain private sshd on 127.0.0.1 (inside a run that also sweeps emulated links it
 is the same namespace pair with its veth left unshaped; see docs/architecture.md "Links"). Every
 other profile is a rate, a one-way delay, jitter and loss applied with tc between two network
-namespaces (sshbench.netns); each documents where its numbers come from.
+namespaces (sshbench.links); each documents where its numbers come from.
 
 `--link` syntax: a comma list of profile names and custom profiles. A custom profile is a group of
 `key=value` tokens (keys rate, delay, jitter, loss): consecutive `key=value` tokens form one profile;

@@ -1,0 +1,94 @@
+"""Every rule that decides a trial's data phase (`Trial.data_s`, `Trial.data_clock`), in one place.
+
+Two clocks (README "How throughput is measured"):
+- `server-reader`: the server-side reader's own elapsed time (the pipe tool's `dd`), scaled by the bytes
+  that arrived before it started (kernel count).
+- `wall-minus-handshake`: the trial's wall time minus the median wall time of a same-shape connection
+  that moves no data. The data clock of tools without a server-side report (scp, sftp, rsync), and the
+  cross-check of the reader everywhere else.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from sshbench.links import profile_named
+from sshbench.results import Trial
+from sshbench.summary import handshake_costs
+
+SERVER_READER = "server-reader"
+WALL_MINUS_HANDSHAKE = "wall-minus-handshake"
+
+# Below this data phase, handshake jitter (tens of ms) swamps the wall-minus-handshake clock.
+AGREEMENT_MIN_DATA_S = 0.25
+
+
+def reader_data_phase(reader_s: float, total_bytes: int | None, bytes_before: int | None) -> float:
+    """The data phase from the server-side reader's clock. The client starts sending as soon as the
+    session opens, while the remote login shell is still starting: what arrived before the reader's
+    clock started (one channel window at most: ~0.4% of 512 MiB on loopback, but ~7% of a short
+    transfer on a 24 Mbit/s link) moved at the same rate, so scale by total / (total - before)."""
+    if total_bytes and bytes_before is not None and 0 <= bytes_before < total_bytes:
+        return reader_s * total_bytes / (total_bytes - bytes_before)
+    return reader_s
+
+
+def set_reader_clock(trial: Trial, reader_s: float) -> None:
+    """A transfer whose server side timed its reader: that clock, scaled (reader_data_phase)."""
+    trial.data_s = reader_data_phase(reader_s, trial.tcp_wire_bytes, trial.tcp_bytes_before_clock)
+    trial.data_clock = SERVER_READER
+
+
+def provisional_wall_clock(trial: Trial, trials_so_far: list[Trial]) -> None:
+    """No server-side clock (scp, sftp, rsync): wall minus the same-shape handshake measured so far, so a
+    trial has a rate as soon as it ends; cross_check() recomputes it from the final medians."""
+    if trial.data_s is not None or not trial.valid or trial.wall_s is None:
+        return
+    wall, _, _ = handshake_costs(trials_so_far).get(trial.combination.shape, (None, None, None))
+    if wall is not None and trial.wall_s > wall:
+        trial.data_s, trial.data_clock = trial.wall_s - wall, WALL_MINUS_HANDSHAKE
+
+
+def cross_check(trials: list[Trial]) -> None:
+    """At the end of a run: wall - (median wall of a no-data connection of the same shape) for every
+    transfer, the second data-phase clock, and the data clock itself for tools whose server side has none."""
+    costs = handshake_costs(trials)
+    for t in trials:
+        if t.kind != "transfer" or t.wall_s is None:
+            continue
+        base = costs.get(t.combination.shape, (None, None, None))[0]
+        if base is None:
+            continue
+        t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
+        if t.data_clock == SERVER_READER and t.valid and t.data_s and slow_link(t.combination.link):
+            # On a shaped or delayed link the server-side reader misses what arrived before it started
+            # (the remote shell's start-up at link rate, up to one channel window): it under-reads the
+            # data phase, never over-reads it. The longer of the two clocks is the data phase, so
+            # that handshake jitter cannot make a trial faster than the reader allows.
+            if t.wall_minus_handshake_s > t.data_s:
+                t.data_s, t.data_clock = t.wall_minus_handshake_s, WALL_MINUS_HANDSHAKE
+            continue
+        if t.data_clock != SERVER_READER and t.valid:
+            if t.wall_minus_handshake_s > 0:
+                t.data_s, t.data_clock = t.wall_minus_handshake_s, WALL_MINUS_HANDSHAKE
+            else:
+                t.data_s, t.data_clock = None, None
+
+
+def slow_link(name: str) -> bool:
+    """An emulated link with a rate or a delay (sshbench.links), where the reader's own clock under-reads."""
+    profile = profile_named(name)
+    return profile is not None and (profile.rate_bit_s is not None or profile.delay_ms > 0)
+
+
+def clock_agreement(trials: list[Trial]) -> float | None:
+    """Median of data_s / wall_minus_handshake_s over valid measured transfers long enough to compare:
+    how well the two clocks agree (None when no trial qualifies)."""
+    # Not on shaped or delayed links: there data flows while the remote shell starts, which the same-shape
+    # handshake also contains, so wall minus handshake under-reads by design (the reader's clock, scaled
+    # by the bytes that arrived before it started, does not).
+    ratios = [t.data_s / t.wall_minus_handshake_s for t in trials
+              if t.kind == "transfer" and t.valid and not t.warmup and t.data_clock == SERVER_READER
+              and t.data_s and t.data_s >= AGREEMENT_MIN_DATA_S and t.wall_minus_handshake_s
+              and not slow_link(t.combination.link)]
+    return statistics.median(ratios) if ratios else None
