@@ -8,11 +8,11 @@ import math
 import pytest
 from conftest import run_cli
 
+from sshbench import summary
 from sshbench.compare import compare_runs, only_in_lines, ratio
 from sshbench.results import Combination, RunResult
 from sshbench.settings import RunSettings
 from sshbench.store import open_store
-from sshbench import summary
 from sshbench.summary import Summary
 
 AES = Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")

@@ -15,7 +15,8 @@ from sshbench import summary
 from sshbench.errors import RunError, UsageError
 from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.settings import RunSettings
-from sshbench.store import SCHEMA_VERSION, default_path, open_store
+from sshbench.store import default_path, open_store
+from sshbench.store.sqlite import SCHEMA_VERSION
 
 TWO_CIPHERS = ("--ciphers", "aes128-ctr,aes256-ctr", "--size", "1M", "--runs", "2", "--warmup", "1",
                "--no-baselines")
@@ -216,9 +217,9 @@ def test_unwritable_database_directory_is_one_line(tmp_path):
 
 
 def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
-    from sshbench import resume
     from sshbench.payload import size_for_rate
     from sshbench.plan import schedule
+    from sshbench.store import resume
 
     a = Combination("aes128-ctr", "hmac-sha2-256", "k")
     b = Combination("aes256-ctr", "hmac-sha2-256", "k")

@@ -27,6 +27,7 @@ from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
 from sshbench.security import cli as security_cli
 from sshbench.settings import RunSettings
+from sshbench.store.recorder import RunRecorder
 from sshbench.units import parse_size
 
 
@@ -156,7 +157,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.report import json_export, table
 
     # The results store: opened (and --resume checked) before anything is measured.
-    recorder = store_cli.RunRecorder(args, defaults=build_parser().parse_args(["run"]))
+    recorder = RunRecorder(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
         host=args.host, ciphers=args.ciphers, macs=args.macs, kex=args.kex, full=args.full, size=args.size,
         seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,

@@ -43,7 +43,7 @@ class Runner:
         self.settings = settings
         self.on_trial = on_trial
         self.on_plan = on_plan
-        # --resume: carry on a stored run (its trials kept; see sshbench.resume), else a new one.
+        # --resume: carry on a stored run (its trials kept; see sshbench.store.resume), else a new one.
         self.resume_from = resume_from
         self.result = resume_from or RunResult(settings=settings)
         self._resumed_environment = dict(resume_from.environment) if resume_from else {}
@@ -176,7 +176,7 @@ class Runner:
     def _resume_plan(self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
                      ) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
         """--resume: refuse if the numbers would not be comparable; else only the trials not stored yet."""
-        from sshbench import resume
+        from sshbench.store import resume
 
         assert self.resume_from is not None
         resume.check_comparable(self._resumed_environment, self.result.environment, self._resumed_combinations,

@@ -14,14 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sshbench.errors import RunError, SshbenchError, UsageError
-from sshbench.results import RunResult, Trial
-from sshbench.settings import RunSettings
-from sshbench.store import Store, open_store, read_document
+from sshbench.errors import RunError, UsageError
+from sshbench.results import RunResult
+from sshbench.store import open_store, read_document
 
 REPORT_FORMATS = ("table", "markdown", "csv", "json", "html")
-# `run` options that are not measurement settings (allowed with --resume).
-_NOT_SETTINGS = {"command", "verbose", "json", "db", "resume", "preset", "seeds", "argv"}
 
 
 def add_run_arguments(run: argparse.ArgumentParser) -> None:
@@ -88,66 +85,6 @@ def check_writable(path: str | None) -> None:
         raise RunError(f"cannot write {path}: No such directory {parent}")
     if not os.access(parent, os.W_OK):
         raise RunError(f"cannot write {path}: Permission denied")
-
-
-# --- sshbench run: recording into the store -------------------------------------------------------
-
-
-class RunRecorder:
-    """Keeps a run in the store as it happens: the run row first, each trial as it finishes, the status last."""
-
-    def __init__(self, args: argparse.Namespace, defaults: argparse.Namespace) -> None:
-        self.store: Store = open_store(args.db)
-        self.resume_from: RunResult | None = None
-        self.planned = False
-        self.resumed_status = "interrupted"
-        if args.resume is not None:
-            given = [name for name, value in vars(args).items()
-                     if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)]
-            if given:
-                raise UsageError(f"--resume uses the stored run's settings; drop --{given[0].replace('_', '-')}")
-            from sshbench import resume
-
-            stored = self.store.load_result(args.resume)
-            self.resumed_status = stored.status
-            self.resume_from = resume.prepare(stored)
-
-    @property
-    def settings(self) -> RunSettings | None:
-        return self.resume_from.settings if self.resume_from else None
-
-    def started(self, result: RunResult) -> None:
-        if self.resume_from is not None:
-            assert result.run_id is not None
-            self.store.claim_run(result.run_id)
-        else:
-            self.store.create_run(result)
-
-    def on_plan(self, result: RunResult) -> None:
-        """The environment and the matrix are known now, before the first trial."""
-        self.planned = True
-        self.store.update_run(result)
-
-    def on_trial(self, result: RunResult, trial: Trial) -> None:
-        assert result.run_id is not None
-        self.store.add_trial(result.run_id, len(result.trials) - 1, trial)
-
-    def finished(self, result: RunResult, err: Console) -> bool:
-        """Final status and trials; False (after one line on stderr) when the store could not take them."""
-        try:
-            if self.resume_from is not None and not self.planned:
-                # Refused before measuring (e.g. another OpenSSH): the stored run stays as it was.
-                assert result.run_id is not None
-                self.store.release_run(result.run_id, self.resumed_status)
-            else:
-                self.store.finish_run(result)
-            err.print(f"sshbench: run {result.run_id} saved in {self.store.path}", highlight=False, markup=False)
-            return True
-        except SshbenchError as e:
-            err.print(f"sshbench: error: {e}", highlight=False, markup=False)
-            return False
-        finally:
-            self.store.close()
 
 
 # --- the subcommands ------------------------------------------------------------------------------

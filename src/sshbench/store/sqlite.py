@@ -20,8 +20,6 @@ import os
 import socket
 import sqlite3
 import time
-import types
-import typing
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,8 +27,17 @@ from pathlib import Path
 from sshbench import __version__
 from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
-from sshbench.results import IMPLICIT_MAC, Combination, Negotiated, RunResult, Trial
-from sshbench.settings import RunSettings
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
+from sshbench.store.document import (
+    NOT_STORED,
+    RUN_COLUMNS,
+    from_plain,
+    jsonable,
+    result_from_document,
+    settings_from,
+    to_document,
+    with_extras,
+)
 
 # PRAGMA application_id: marks the file as an sshbench database ("sshb").
 APPLICATION_ID = 0x73736862
@@ -85,48 +92,6 @@ def default_path() -> Path:
         return Path(env)
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home) / "sshbench" / "results.db"
-
-
-# --- (de)serialising dataclasses ------------------------------------------------------------------
-
-
-def _nested_dataclass(hint: object) -> type | None:
-    """The dataclass in a field's type (`Negotiated`, `Combination | None`), if any."""
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return hint
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        for arg in typing.get_args(hint):
-            if dataclasses.is_dataclass(arg) and isinstance(arg, type):
-                return arg
-    return None
-
-
-def from_plain(cls: type, data: dict) -> typing.Any:
-    """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
-    missing ones take their defaults."""
-    hints = typing.get_type_hints(cls, localns={"RunSettings": RunSettings})
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if not f.init or f.name not in data:
-            continue
-        value = data[f.name]
-        nested = _nested_dataclass(hints.get(f.name))
-        if nested is not None and isinstance(value, dict):
-            value = from_plain(nested, value)
-        kwargs[f.name] = value
-    return cls(**kwargs)
-
-
-def trial_from_json(data: dict) -> Trial:
-    """A Trial from its `Trial.to_json()` form (flat combination fields), as in `run --json` files."""
-    combo = from_plain(Combination, data)
-    negotiated = from_plain(Negotiated, data.get("negotiated") or {})
-    # Already-built objects are passed through as they are (only dicts are converted).
-    return from_plain(Trial, {**data, "combination": combo, "negotiated": negotiated})
-
-
-def _settings_from(data: dict) -> RunSettings:
-    return from_plain(RunSettings, data)
 
 
 def swept(combinations: list[Combination]) -> str:
@@ -268,8 +233,8 @@ class Store:
     @staticmethod
     def _extra_json(result: RunResult) -> str:
         extras = {f.name: getattr(result, f.name) for f in dataclasses.fields(RunResult)
-                  if f.name not in _RUN_COLUMNS and f.name not in _NOT_STORED}
-        return json.dumps(extras, default=_jsonable)
+                  if f.name not in RUN_COLUMNS and f.name not in NOT_STORED}
+        return json.dumps(extras, default=jsonable)
 
     def create_run(self, result: RunResult) -> int:
         """Record a run before its first trial; sets and returns result.run_id."""
@@ -364,9 +329,9 @@ class Store:
         (status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json, env_json,
          target_json, combos_json, notices_json, extra_json) = row
         try:
-            extras = {k: v for k, v in json.loads(extra_json).items() if k not in _RUN_COLUMNS}
-            return _with_extras(RunResult(
-                settings=_settings_from(json.loads(settings_json)),
+            extras = {k: v for k, v in json.loads(extra_json).items() if k not in RUN_COLUMNS}
+            return with_extras(RunResult(
+                settings=settings_from(json.loads(settings_json)),
                 environment=json.loads(env_json), target=json.loads(target_json),
                 combinations=[from_plain(Combination, c) for c in json.loads(combos_json)],
                 trials=[from_plain(Trial, json.loads(r[0])) for r in trial_rows],
@@ -403,7 +368,6 @@ class Store:
     # -- export / import (merging machines into one database)
 
     def export_document(self, run_ref: str | int) -> dict:
-        from sshbench.report.json_export import to_document
 
         result = self.load_result(run_ref)
         # The `run --json` document, plus the planned combinations (so an import can be resumed/compared
@@ -431,34 +395,6 @@ class Store:
         return result.run_id
 
 
-# RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
-_RUN_COLUMNS = {"settings", "environment", "target", "combinations", "trials", "status", "error", "exit_code",
-                "started_at", "finished_at", "notices", "run_id"}
-# Derived in memory, never stored (RunResult.cache: summaries computed once per state of the trials).
-_NOT_STORED = {"cache"}
-
-
-def _jsonable(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)
-
-
-def _with_extras(result: RunResult, extras: dict) -> RunResult:
-    """Fill fields added to RunResult after the columns were designed (dicts/lists/scalars as stored)."""
-    hints = typing.get_type_hints(RunResult, localns={"RunSettings": RunSettings})
-    for f in dataclasses.fields(RunResult):
-        if f.name in extras and f.name not in _NOT_STORED:
-            value = extras[f.name]
-            nested = _nested_dataclass(hints.get(f.name))
-            if nested is not None and isinstance(value, dict):
-                value = from_plain(nested, value)
-            setattr(result, f.name, value)
-    return result
-
-
 def _origin(hostname: str | None, started_at: float) -> str:
     return f"{hostname or '?'}|{float(started_at)!r}"
 
@@ -470,66 +406,6 @@ def _effective_status(status: str, owner_pid: int | None, owner_start: int | Non
     if owner_pid is not None and owner_start is not None and process_start_time(owner_pid) == owner_start:
         return "running"
     return "interrupted"
-
-
-def result_from_document(doc: object, source: str) -> RunResult:
-    """A RunResult from the JSON export document; UsageError (one line) when it is not one."""
-    from sshbench.report.json_export import SCHEMA_VERSION as JSON_SCHEMA_VERSION
-
-    def bad(reason: str) -> UsageError:
-        return UsageError(f"{source} is not an sshbench run export: {reason}")
-
-    if not isinstance(doc, dict):
-        raise bad("not a JSON object")
-    version = doc.get("schema_version")
-    if not isinstance(version, int):
-        raise bad("no schema_version")
-    if version > JSON_SCHEMA_VERSION:
-        raise UsageError(f"{source} was written by a newer sshbench (JSON schema {version}); upgrade sshbench")
-    try:
-        for key, kind in (("settings", dict), ("environment", dict), ("trials", list), ("started_at", (int, float)),
-                          ("status", str)):
-            if not isinstance(doc.get(key), kind):
-                raise bad(f"'{key}' is missing or has the wrong type")
-        trials = []
-        for index, data in enumerate(doc["trials"]):
-            if not isinstance(data, dict):
-                raise bad(f"trial {index} is not an object")
-            missing = [k for k in ("kind", "cipher", "mac", "kex", "repetition", "warmup", "payload_bytes",
-                                   "started_at", "valid") if k not in data]
-            if missing:
-                raise bad(f"trial {index} lacks {', '.join(missing)}")
-            trials.append(trial_from_json(data))
-        combos_data = doc.get("combinations")
-        if isinstance(combos_data, list):
-            combos = [from_plain(Combination, c) for c in combos_data]
-        else:  # a `run --json` file: the combinations that were measured, in order
-            combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
-        status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
-        return RunResult(
-            settings=_settings_from(doc["settings"]), environment=doc["environment"],
-            target=doc.get("target") if isinstance(doc.get("target"), dict) else {}, combinations=combos,
-            trials=trials, status=status, error=doc.get("error"), exit_code=0,
-            started_at=float(doc["started_at"]), finished_at=doc.get("finished_at"),
-        )
-    except UsageError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError) as err:
-        raise bad(str(err)) from None
-
-
-def read_document(path: str) -> tuple[dict, str]:
-    """Read an export file: (document, its name for messages)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not an sshbench run export: not text") from None
-    try:
-        return json.loads(text), path
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{path} is not an sshbench run export: invalid JSON at line {err.lineno}") from None
 
 
 def open_store(path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Store:

@@ -1,0 +1,191 @@
+"""The JSON document of a run, both ways: `to_document()` (what `run --json`, `report --format json` and
+`export` write; fields documented in docs/results-json.md, top-level keys stable) and the records rebuilt
+from one (`result_from_document()`, for `import`), and the dataclass (de)serialisation the store shares."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from dataclasses import asdict
+from pathlib import Path
+
+from sshbench import __version__, summary
+from sshbench.baselines import analysis as baseline_analysis
+from sshbench.clock import clock_agreement
+from sshbench.errors import RunError, UsageError
+from sshbench.results import Combination, Negotiated, RunResult, Trial
+from sshbench.security import report_hooks as security_hooks
+from sshbench.settings import RunSettings
+
+SCHEMA_VERSION = 1  # of the JSON document (the SQLite schema has its own)
+
+
+def to_document(result: RunResult) -> dict:
+    comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "sshbench_version": __version__,
+        "status": result.status,
+        "error": result.error,
+        "started_at": result.started_at,
+        "finished_at": result.finished_at,
+        "settings": result.settings_json(),
+        "environment": result.environment,
+        "target": result.target,
+        "summaries": [{**s.to_json(), **security_hooks.summary_json(s, result.environment),
+                       **baseline_analysis.summary_json(comparisons, s)}
+                      for s in summary.summaries(result)],
+        "baselines": baseline_analysis.document(result),
+        "strict_kex": security_hooks.strict_kex_json(result.environment),
+        "handshakes": [h.to_json() for h in summary.handshakes(result)],
+        "clock_agreement": clock_agreement(result.trials),
+        "trials": [t.to_json() for t in result.trials],
+    }
+
+
+def write(result: RunResult, path: str | os.PathLike[str]) -> None:
+    """Write atomically (a temp file renamed into place): a full disk never leaves half a file."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(to_document(result), indent=2) + "\n")
+        tmp.replace(target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise RunError(f"cannot write {target}: {err.strerror}") from None
+
+
+# --- (de)serialising dataclasses ------------------------------------------------------------------
+
+
+def _nested_dataclass(hint: object) -> type | None:
+    """The dataclass in a field's type (`Negotiated`, `Combination | None`), if any."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return hint
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        for arg in typing.get_args(hint):
+            if dataclasses.is_dataclass(arg) and isinstance(arg, type):
+                return arg
+    return None
+
+
+def from_plain(cls: type, data: dict) -> typing.Any:
+    """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
+    missing ones take their defaults."""
+    hints = typing.get_type_hints(cls, localns={"RunSettings": RunSettings})
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name not in data:
+            continue
+        value = data[f.name]
+        nested = _nested_dataclass(hints.get(f.name))
+        if nested is not None and isinstance(value, dict):
+            value = from_plain(nested, value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def trial_from_json(data: dict) -> Trial:
+    """A Trial from its `Trial.to_json()` form (flat combination fields), as in `run --json` files."""
+    combo = from_plain(Combination, data)
+    negotiated = from_plain(Negotiated, data.get("negotiated") or {})
+    # Already-built objects are passed through as they are (only dicts are converted).
+    return from_plain(Trial, {**data, "combination": combo, "negotiated": negotiated})
+
+
+def settings_from(data: dict) -> RunSettings:
+    return from_plain(RunSettings, data)
+
+
+
+# RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
+RUN_COLUMNS = {"settings", "environment", "target", "combinations", "trials", "status", "error", "exit_code",
+                "started_at", "finished_at", "notices", "run_id"}
+# Derived in memory, never stored (RunResult.cache: summaries computed once per state of the trials).
+NOT_STORED = {"cache"}
+
+
+
+def jsonable(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def with_extras(result: RunResult, extras: dict) -> RunResult:
+    """Fill fields added to RunResult after the columns were designed (dicts/lists/scalars as stored)."""
+    hints = typing.get_type_hints(RunResult, localns={"RunSettings": RunSettings})
+    for f in dataclasses.fields(RunResult):
+        if f.name in extras and f.name not in NOT_STORED:
+            value = extras[f.name]
+            nested = _nested_dataclass(hints.get(f.name))
+            if nested is not None and isinstance(value, dict):
+                value = from_plain(nested, value)
+            setattr(result, f.name, value)
+    return result
+
+
+
+def result_from_document(doc: object, source: str) -> RunResult:
+    """A RunResult from the JSON export document; UsageError (one line) when it is not one."""
+
+    def bad(reason: str) -> UsageError:
+        return UsageError(f"{source} is not an sshbench run export: {reason}")
+
+    if not isinstance(doc, dict):
+        raise bad("not a JSON object")
+    version = doc.get("schema_version")
+    if not isinstance(version, int):
+        raise bad("no schema_version")
+    if version > SCHEMA_VERSION:
+        raise UsageError(f"{source} was written by a newer sshbench (JSON schema {version}); upgrade sshbench")
+    try:
+        for key, kind in (("settings", dict), ("environment", dict), ("trials", list), ("started_at", (int, float)),
+                          ("status", str)):
+            if not isinstance(doc.get(key), kind):
+                raise bad(f"'{key}' is missing or has the wrong type")
+        trials = []
+        for index, data in enumerate(doc["trials"]):
+            if not isinstance(data, dict):
+                raise bad(f"trial {index} is not an object")
+            missing = [k for k in ("kind", "cipher", "mac", "kex", "repetition", "warmup", "payload_bytes",
+                                   "started_at", "valid") if k not in data]
+            if missing:
+                raise bad(f"trial {index} lacks {', '.join(missing)}")
+            trials.append(trial_from_json(data))
+        combos_data = doc.get("combinations")
+        if isinstance(combos_data, list):
+            combos = [from_plain(Combination, c) for c in combos_data]
+        else:  # a `run --json` file: the combinations that were measured, in order
+            combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
+        status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
+        return RunResult(
+            settings=settings_from(doc["settings"]), environment=doc["environment"],
+            target=doc.get("target") if isinstance(doc.get("target"), dict) else {}, combinations=combos,
+            trials=trials, status=status, error=doc.get("error"), exit_code=0,
+            started_at=float(doc["started_at"]), finished_at=doc.get("finished_at"),
+        )
+    except UsageError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise bad(str(err)) from None
+
+
+def read_document(path: str) -> tuple[dict, str]:
+    """Read an export file: (document, its name for messages)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not an sshbench run export: not text") from None
+    try:
+        return json.loads(text), path
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path} is not an sshbench run export: invalid JSON at line {err.lineno}") from None
+
