@@ -132,7 +132,7 @@ def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], sett
     """Every combination over every (server, client implementation) pair. With several pairs, an
     algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
     when no pair can."""
-    from sshbench.tools import CLIENT_TOOLS
+    from sshbench.tools import TOOLS
 
     s = settings
     pairs = [(name, t, client_name, client) for name, t in targets.items()
@@ -153,7 +153,7 @@ def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], sett
             notices.append(f"{client_name}/{server_name}: {err}")
             continue
         for tool in tools.values():
-            if client_name != "openssh" and (client_name, tool.name) not in CLIENT_TOOLS:
+            if client_name != "openssh" and (client_name, tool.name) not in TOOLS:
                 # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
                 notice = f"the {client_name} client has no {tool.name} tool: {client_name}/{server_name} runs pipe only"
                 if notice not in notices:

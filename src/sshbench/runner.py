@@ -28,6 +28,7 @@ from sshbench.plan import ScheduledTrial, handshake_combinations, plan_matrix, s
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.targets import Target, make_target
+from sshbench.targets import check_settings as check_target_settings
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.trial_files import TrialPaths
@@ -40,6 +41,9 @@ class Runner:
     def __init__(self, settings: RunSettings, on_trial: TrialCallback | None = None,
                  on_plan: Callable[[int], None] | None = None, resume_from: RunResult | None = None) -> None:
         settings.validate()
+        check_target_settings(settings)
+        if settings.no_aesni:
+            baseline_hooks.aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
         self.settings = settings
         self.on_trial = on_trial
         self.on_plan = on_plan
@@ -49,7 +53,6 @@ class Runner:
         self._resumed_environment = dict(resume_from.environment) if resume_from else {}
         self._resumed_combinations = list(resume_from.combinations) if resume_from else []
         self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in settings.tools()}
-        self.tool = next(iter(self.tools.values()))  # the first, for callers that know one tool
         # --no-aesni: the environment of every ssh client and of the private sshd (None: inherit ours).
         self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
 
@@ -63,12 +66,8 @@ class Runner:
         try:
             with signals_raise():
                 try:
-                    links = self.settings.link_profiles()
                     for server in self.settings.servers():
-                        self.targets[server] = make_target(
-                            self.settings.host, sshd=self.settings.sshd, ssh=self.settings.ssh,
-                            ssh_config=self.settings.ssh_config, env=self.ssh_env, server=server, links=links,
-                            server_options={"dropbear": {"window": self.settings.dropbear_window}})
+                        self.targets[server] = make_target(self.settings, server=server, env=self.ssh_env)
                         target = target or self.targets[server]
                         self.targets[server].start(cleanup)
                     assert target is not None
@@ -147,8 +146,8 @@ class Runner:
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         raw_tcp_combos = [] if raw_tcp_combo is None else \
             [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
-        if hasattr(target, "link_details"):
-            self.result.baselines["links"] = target.link_details()
+        if (link_details := target.link_details()) is not None:
+            self.result.baselines["links"] = link_details
         for raw_combo in raw_tcp_combos:
             sizes[raw_combo] = s.size or min(PROBE_SIZE, s.max_size)
         plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None,
@@ -219,7 +218,7 @@ class Runner:
         if item.kind == baseline_hooks.raw_tcp.KIND:
             path = self._files.payloads.path_for(size)
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
-            link_path = target.raw_tcp_path() if hasattr(target, "raw_tcp_path") else None
+            link_path = target.raw_tcp_path()
             return baseline_hooks.raw_tcp.run_raw_tcp_trial(payload=path, payload_bytes=size,
                                                             repetition=item.repetition, warmup=item.warmup,
                                                             timeout_s=self.settings.trial_timeout_s,
@@ -241,9 +240,7 @@ class Runner:
     def _tool_for(self, combo: Combination) -> TransferTool:
         """The tool implementation for the combination's client (an AsyncSSH client has its own pipe)."""
         if combo.client != "openssh":
-            from sshbench.tools import client_tool
-
-            return client_tool(combo.client, combo.tool)
+            return get_tool(combo.tool, client=combo.client)
         return self.tools[combo.tool]
 
     def _measured(self) -> int:

@@ -9,14 +9,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sshbench import baselines as baseline_hooks
-from sshbench import environment
 from sshbench.errors import UsageError
 from sshbench.links import parse_links
 from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
 from sshbench.results import NO_COMPRESSION
-from sshbench.targets import SERVERS
-from sshbench.tools import TOOLS
 from sshbench.units import GIB, format_size
 
 
@@ -50,6 +46,8 @@ class RunSettings:
     dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
 
     def validate(self) -> None:
+        """What can be checked from the settings alone; the target and tool registries check their own
+        names and options (sshbench.targets.check_settings, sshbench.tools.get_tool) when the Runner is made."""
         if self.runs < 1:
             raise UsageError(f"--runs must be at least 1 (got {self.runs})")
         if self.warmup < 0:
@@ -65,11 +63,6 @@ class RunSettings:
             raise UsageError("--trial-timeout must be positive")
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
-        if self.no_aesni:
-            baseline_hooks.aesni.refuse_unless_applicable(self.host, environment.cpu_info())
-        for name in self.tools():
-            if name not in TOOLS:
-                raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}")
         self.directions()
         for sink in self.sinks():
             if sink not in SINKS:
@@ -79,16 +72,6 @@ class RunSettings:
                 raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
         self.compressions()
         self.link_profiles()
-        for name in self.servers():
-            if self.host is None and name not in SERVERS:
-                raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
-        if self.dropbear_window is not None and "dropbear" not in self.servers():
-            raise UsageError("--dropbear-window sets the receive window of --server dropbear; add that server")
-        from sshbench.targets.dropbear import check_window
-
-        check_window(self.dropbear_window)
-        if self.host is not None and self.servers() != ["openssh"]:
-            raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
         if self.file is not None:
             if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
                 raise UsageError(f"--file {self.file}: not a readable file")

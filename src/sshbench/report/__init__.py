@@ -1,1 +1,2 @@
-"""Report formats, one module each: the terminal table and the JSON export."""
+"""Reports of a RunResult: the terminal table (`table`), and one module per export format, registered in
+`formats.FORMATS` (markdown, csv, json, html); charts (`charts`), the links table (`link_table`)."""

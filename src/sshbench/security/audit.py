@@ -120,6 +120,7 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
 
     from sshbench.cleanup import Cleanup, signals_raise
     from sshbench.leftovers import clean_leftovers
+    from sshbench.settings import RunSettings
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import probe
@@ -138,7 +139,7 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
     cleanup = Cleanup()
     try:
         with signals_raise():
-            target = make_target(host, sshd=sshd, ssh=ssh, ssh_config=ssh_config)
+            target = make_target(RunSettings(host=host, sshd=sshd, ssh=ssh, ssh_config=ssh_config))
             target.start(cleanup)
             options = target.client_options()
             if host is None and ssh_config:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from rich.console import Console
 
@@ -19,19 +20,30 @@ _NOT_SETTINGS = {"command", "verbose", "json", "db", "resume", "preset", "seeds"
 class RunRecorder:
     """Keeps a run in the store as it happens: the run row first, each trial as it finishes, the status last."""
 
-    def __init__(self, args: argparse.Namespace, defaults: argparse.Namespace) -> None:
-        self.store: Store = open_store(args.db)
+    def __init__(self, store: Store, resume_ref: str | None = None) -> None:
+        self.store = store
         self.resume_from: RunResult | None = None
         self.planned = False
         self.resumed_status = "interrupted"
+        if resume_ref is not None:
+            stored = self.store.load_result(resume_ref)
+            self.resumed_status = stored.status
+            self.resume_from = resume.prepare(stored)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, defaults: argparse.Namespace) -> RunRecorder:
+        """`run --db/--resume`: with --resume, every measurement option must be left at its default."""
         if args.resume is not None:
             given = [name for name, value in vars(args).items()
                      if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)]
             if given:
                 raise UsageError(f"--resume uses the stored run's settings; drop --{given[0].replace('_', '-')}")
-            stored = self.store.load_result(args.resume)
-            self.resumed_status = stored.status
-            self.resume_from = resume.prepare(stored)
+        return cls(open_store(args.db), args.resume)
+
+    def runner_hooks(self, result_of: Callable[[], RunResult]) -> tuple[Callable[[int], None], Callable[[int, int, Trial], None]]:
+        """on_plan and on_trial callbacks for a Runner whose result `result_of()` returns."""
+        return (lambda _total: self.on_plan(result_of()),
+                lambda _index, _total, trial: self.on_trial(result_of(), trial))
 
     @property
     def settings(self) -> RunSettings | None:

@@ -15,6 +15,7 @@ import sys
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.algorithms.asyncssh_caps import AsyncsshAlgorithms, asyncssh_algorithms
 from sshbench.errors import RunError
+from sshbench.settings import RunSettings
 from sshbench.targets.private_server import PrivateServer, make_ssh_keypair
 
 READY_PREFIX = "Server listening on 127.0.0.1 port "
@@ -23,6 +24,10 @@ READY_PREFIX = "Server listening on 127.0.0.1 port "
 class AsyncsshServer(PrivateServer):
     kind = "private-asyncssh"
     server_name = "private AsyncSSH server"
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> AsyncsshServer:
+        return cls(ssh=settings.ssh, env=env)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         self.algorithms: AsyncsshAlgorithms = asyncssh_algorithms()

@@ -4,10 +4,13 @@ a legacy-capable server later), in the manner of pre-commit's language back-ends
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cleanup import Cleanup
+
+if TYPE_CHECKING:
+    from sshbench.settings import RunSettings
 
 
 class Target(ABC):
@@ -19,6 +22,18 @@ class Target(ABC):
     server_version: str | None = None
     #: the server runs on this machine and sees its files (no copying of download sources)
     shares_local_filesystem: ClassVar[bool] = False
+
+    # --- building one from a run's settings (the registry, sshbench.targets.SERVERS, calls these) ---
+
+    @classmethod
+    def check_settings(cls, settings: RunSettings) -> None:
+        """Refuse (UsageError, one line) this back-end's own options when they cannot work, before anything
+        starts. Default: nothing to check."""
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> Target:
+        """The target for a run: `env` is the private server's environment (--no-aesni)."""
+        raise NotImplementedError(f"{cls.__name__} is not built from run settings")
 
     @abstractmethod
     def start(self, cleanup: Cleanup) -> None:
@@ -107,6 +122,14 @@ class Target(ABC):
 
     def before_trial(self, combo) -> None:
         """Called right before each trial of `combo` on this target (e.g. to shape its link)."""
+
+    def raw_tcp_path(self) -> dict | None:
+        """Where the raw TCP control's sink and sender run when not on 127.0.0.1 (an emulated link); None: there."""
+        return None
+
+    def link_details(self) -> dict[str, dict] | None:
+        """Per emulated link: method, RTT, shaper counters (for `result.baselines["links"]`); None: no links."""
+        return None
 
     def client_implementations(self) -> dict[str, ClientAlgorithms]:
         """The client implementations that can talk to this server, with what each supports

@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 from sshbench.errors import RunError, UsageError
+from sshbench.settings import RunSettings
 from sshbench.targets.private_server import PrivateServer
 
 DROPBEAR_CANDIDATES = ("/usr/sbin/dropbear", "/usr/local/sbin/dropbear", "/usr/bin/dropbear")
@@ -59,6 +60,14 @@ def check_window(window: int | None) -> None:
 class DropbearServer(PrivateServer):
     kind = "private-dropbear"
     server_name = "private dropbear"
+
+    @classmethod
+    def check_settings(cls, settings: RunSettings) -> None:
+        check_window(settings.dropbear_window)
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> DropbearServer:
+        return cls(ssh=settings.ssh, env=env, window=settings.dropbear_window)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None, window: int | None = None) -> None:
         check_window(window)

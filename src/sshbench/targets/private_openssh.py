@@ -21,6 +21,7 @@ from sshbench.algorithms import (
 )
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
+from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
@@ -62,6 +63,16 @@ class PrivateOpenSSH(LocalServer):
         self.extra_config = dict(extra_config or {})
         # Hooks for a subclass that runs sshd elsewhere (sshbench.targets.netns_openssh: a namespace).
         self.listen_address = "127.0.0.1"
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> PrivateOpenSSH:
+        links = settings.link_profiles()
+        if any(p.emulated for p in links):
+            # Every link of the run (loopback included) through one namespace pair (sshbench.links).
+            from sshbench.targets.netns_openssh import NetnsOpenSSH
+
+            return NetnsOpenSSH(links, sshd=settings.sshd, ssh=settings.ssh, env=env)
+        return cls(sshd=settings.sshd, ssh=settings.ssh, env=env)
 
     # --- set-up -------------------------------------------------------------------------------
 

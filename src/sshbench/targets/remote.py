@@ -13,12 +13,18 @@ from sshbench.algorithms import (
 )
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
+from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import Target, probe
 
 
 class RemoteHost(Target):
     kind = "remote"
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
+        assert settings.host is not None
+        return cls(settings.host, ssh=settings.ssh, ssh_config=settings.ssh_config)
 
     def __init__(self, host: str, ssh: str = "ssh", ssh_config: str | None = None) -> None:
         if not host or host.startswith("-"):

@@ -10,28 +10,26 @@ from sshbench.tools.rsync import RsyncTool
 from sshbench.tools.scp import ScpLegacyTool, ScpTool
 from sshbench.tools.sftp import SftpTool
 
-TOOLS: dict[str, type[TransferTool]] = {
-    tool.name: tool for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool)
+# One registry keyed by (client implementation, tool name): OpenSSH's client runs every tool; AsyncSSH's
+# client has its own pipe.
+TOOLS: dict[tuple[str, str], type[TransferTool]] = {
+    **{("openssh", tool.name): tool for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool)},
+    ("asyncssh", "pipe"): AsyncsshPipeTool,
 }
 
 
-# Tools of client implementations other than OpenSSH's, by (client, tool): e.g. an AsyncSSH pipe.
-CLIENT_TOOLS: dict[tuple[str, str], type[TransferTool]] = {("asyncssh", "pipe"): AsyncsshPipeTool}
+def tool_names(client: str = "openssh") -> list[str]:
+    return [name for c, name in TOOLS if c == client]
 
 
-def client_tool(client: str, tool: str) -> TransferTool:
+def get_tool(name: str, client: str = "openssh") -> TransferTool:
     try:
-        return CLIENT_TOOLS[(client, tool)]()
+        return TOOLS[(client, name)]()
     except KeyError:
-        raise UsageError(f"the {client} client has no {tool!r} transfer tool; known: "
-                         f"{', '.join(t for c, t in CLIENT_TOOLS if c == client) or 'none'}") from None
+        if client == "openssh":
+            raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(tool_names())}") from None
+        raise UsageError(f"the {client} client has no {name!r} transfer tool; known: "
+                         f"{', '.join(tool_names(client)) or 'none'}") from None
 
 
-def get_tool(name: str) -> TransferTool:
-    try:
-        return TOOLS[name]()
-    except KeyError:
-        raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(TOOLS)}") from None
-
-
-__all__ = ["CLIENT_TOOLS", "TOOLS", "client_tool", "get_tool", "Invocation", "SinkReport", "TransferTool", "TrialFiles"]
+__all__ = ["TOOLS", "Invocation", "SinkReport", "TransferTool", "TrialFiles", "get_tool", "tool_names"]

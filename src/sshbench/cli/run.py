@@ -1,12 +1,8 @@
-"""Command line: `sshbench run [HOST]` and `sshbench algorithms [HOST]`."""
+"""`sshbench run [HOST]`: the benchmark, with `--preset`/`--seeds`, recorded into the store as it goes."""
 
 from __future__ import annotations
 
 import argparse
-import faulthandler
-import os
-import signal
-import sys
 
 from rich.console import Console
 from rich.progress import (
@@ -17,31 +13,18 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
-from sshbench import __version__, store_cli
-from sshbench.cleanup import Cleanup, signals_raise
-from sshbench.errors import Interrupted, SshbenchError, UsageError
-from sshbench.leftovers import clean_leftovers
+from sshbench.cli import presets
+from sshbench.cli.common import add_db_option
+from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
-from sshbench.security import cli as security_cli
 from sshbench.settings import RunSettings
 from sshbench.store.recorder import RunRecorder
 from sshbench.units import parse_size
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like every other usage error
-        raise UsageError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, "
-                                                 "and what it costs in CPU.")
-    parser.add_argument("--version", action="version", version=f"sshbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def add_commands(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="benchmark a target (default: a private sshd on 127.0.0.1)")
     run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     run.add_argument("--ciphers", help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' "
@@ -92,25 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="mask AES-NI (OPENSSL_ia32cap) for ssh and the private sshd, verified before any trial")
     run.add_argument("--no-baselines", action="store_true",
                      help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)")
-    store_cli.add_run_arguments(run)  # --db, --resume
-
-    algs = sub.add_parser("algorithms", help="list what the client and the server support")
-    algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
-    algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
-    algs.add_argument("--all", action="store_true",
-                      help="also every cipher and MAC the seed write-ups measured, per implementation pair "
-                           "(OpenSSH, Dropbear, AsyncSSH), with the reason where none can run it here")
-    algs.add_argument("--speed", action="store_true",
-                      help="with --all: the raw single-core speed of RC4, Blowfish, CAST5 and 3DES beside AES "
-                           "and ChaCha20 (openssl speed with the legacy provider, and the cryptography package)")
-    security_cli.add_algorithms_arguments(algs)  # --db
-    store_cli.add_commands(sub)  # runs, report, compare, export, import
-    security_cli.add_commands(sub)  # recommend, audit
-    from sshbench import crossover
-
-    crossover.add_commands(sub)  # crossover (emulated links)
-    return parser
+    add_db_option(run)
+    run.add_argument("--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, "
+                                                        "with its stored settings")
+    run.set_defaults(handler=cmd_run_presets)
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
@@ -122,8 +90,6 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
 
 def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`run`, with --preset applied, or once per seed preset with --seeds (the worst exit code wins)."""
-    from sshbench import presets
-
     if args.seeds and args.preset:
         raise UsageError("--seeds runs the seed presets itself; give either --seeds or --preset")
     if (args.seeds or args.preset) and args.resume is not None:
@@ -146,6 +112,8 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
 def _given_run_options(argv: list[str]) -> set[str]:
     """The `run` options the user typed (a preset fills in only the others): parse again with every
     default suppressed, so only given options appear."""
+    from sshbench.cli.main import build_parser
+
     parser = build_parser()
     run_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
     for action in run_parser._actions:
@@ -154,10 +122,11 @@ def _given_run_options(argv: list[str]) -> set[str]:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # The results store: opened (and --resume checked) before anything is measured.
+    from sshbench.cli.main import build_parser
     from sshbench.report import json_export, table
 
-    # The results store: opened (and --resume checked) before anything is measured.
-    recorder = RunRecorder(args, defaults=build_parser().parse_args(["run"]))
+    recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
         host=args.host, ciphers=args.ciphers, macs=args.macs, kex=args.kex, full=args.full, size=args.size,
         seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,
@@ -206,92 +175,3 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return result.exit_code or (0 if stored else 1)
 
 
-def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.targets import make_target
-
-    removed = clean_leftovers()
-    if removed:
-        err.print(f"sshbench: removed leftovers of an earlier killed run: {', '.join(removed)}", highlight=False)
-    cleanup = Cleanup()
-    try:
-        with signals_raise():
-            target = make_target(args.host, sshd=args.sshd, ssh_config=args.ssh_config)
-            target.start(cleanup)
-            client, server = target.client_algorithms(), target.server_algorithms()
-    finally:
-        cleanup.close()
-    table = Table(title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
-                  title_justify="left")
-    for col in ("kind", "algorithm", "client", "server", "note", "verdict", "reason"):
-        table.add_column(col)
-    negotiated_strict = security_cli.terrapin.StrictKex(client.strict_kex, server.strict_kex).negotiated
-    for kind in ("cipher", "mac", "kex"):
-        names = list(dict.fromkeys(client.supported(kind) + server.supported(kind)))
-        for name in names:
-            notes = []
-            if kind == "cipher" and name in client.aead_ciphers:
-                notes.append("AEAD (no separate MAC)")
-            if name in client.defaults(kind):
-                notes.append("client default")
-            table.add_row(kind, name, "yes" if name in client.supported(kind) else "-",
-                          "yes" if name in server.supported(kind) else "-", ", ".join(notes),
-                          *security_cli.algorithms_verdict_cells(kind, name, negotiated_strict))
-    out.print(table)
-    out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
-    security_cli.algorithms_footer(client, server, args.db, out)
-    if getattr(args, "all", False) or getattr(args, "speed", False):
-        from sshbench import legacy_cli
-
-        legacy_cli.print_all(client, server, out, err, speed=args.speed)
-    return 0
-
-
-def client_label() -> str:
-    from sshbench.environment import collect
-
-    return str(collect().get("client_ssh_version"))
-
-
-def main(argv: list[str] | None = None) -> int:
-    # `kill -USR1 <pid>` prints every thread's stack to stderr: a stuck run can be diagnosed.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
-    # Not a terminal (a file, CI): wide enough that the results table is not folded.
-    out = Console(highlight=False)
-    if not out.is_terminal:
-        out = Console(highlight=False, width=220)
-    # soft_wrap: an error stays one line however narrow the terminal (scripts grep for it).
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    try:
-        argv = list(sys.argv[1:] if argv is None else argv)
-        args = build_parser().parse_args(argv)
-        args.argv = argv
-        if args.command == "run":
-            return cmd_run_presets(args, out, err)
-        if args.command in store_cli.COMMANDS:
-            return store_cli.COMMANDS[args.command](args, out, err)
-        if args.command in security_cli.COMMANDS:
-            return security_cli.COMMANDS[args.command](args, out, err)
-        if args.command == "crossover":
-            from sshbench import crossover
-
-            return crossover.COMMANDS[args.command](args, out, err)
-        return cmd_algorithms(args, out, err)
-    except SshbenchError as e:
-        err.print(f"sshbench: error: {e}", markup=False, highlight=False)
-        return e.exit_code
-    except KeyboardInterrupt:
-        err.print("sshbench: interrupted", highlight=False)
-        return 130
-    except Exception as e:  # a bug: one line (the traceback with SSHBENCH_DEBUG=1), never a stack dump
-        if os.environ.get("SSHBENCH_DEBUG"):
-            raise
-        err.print(f"sshbench: internal error: {type(e).__name__}: {e} (SSHBENCH_DEBUG=1 shows where)",
-                  markup=False, highlight=False)
-        return 1
-    except Interrupted as e:
-        err.print(f"sshbench: interrupted by signal {e.signum}", highlight=False)
-        return 128 + e.signum
-
-
-if __name__ == "__main__":
-    sys.exit(main())

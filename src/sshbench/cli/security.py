@@ -1,5 +1,5 @@
 """The command-line side of security: `sshbench recommend`, `sshbench audit`, and the verdict columns of
-`sshbench algorithms` (cli.py only wires these in)."""
+`sshbench algorithms` ."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.text import Text
 
 from sshbench import summary
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
+from sshbench.cli.common import add_db_option
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.security import terrapin
 from sshbench.security.report_hooks import VERDICT_STYLES
@@ -20,6 +21,7 @@ from sshbench.security.verdicts import Verdict, algorithm_verdict
 def add_commands(sub: argparse._SubParsersAction) -> None:
     rec = sub.add_parser("recommend", help="a paste-ready Ciphers/MACs/KexAlgorithms config from a measured run, "
                                            "fastest first among what a security policy allows")
+    rec.set_defaults(handler=cmd_recommend)
     rec.add_argument("run", nargs="?", default="latest", help="stored run id or 'latest' (default)")
     rec.add_argument("--policy", default="modern",
                      help="modern (only recommended algorithms, the default), compatible (also acceptable) or "
@@ -29,22 +31,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     rec.add_argument("--host", metavar="PATTERN",
                      help="the Host pattern of the client block (default: the run's host, or * for the private sshd)")
     rec.add_argument("--from-json", metavar="FILE", help="read the run from a `run --json` or `export` file instead")
-    rec.add_argument("--db", metavar="PATH", help="results database")
+    add_db_option(rec)
     rec.add_argument("--sshd", metavar="PATH", help="sshd binary for checking against the private target")
 
     aud = sub.add_parser("audit", help="judge the algorithms your ssh client really offers and negotiates with HOST")
+    aud.set_defaults(handler=cmd_audit)
     aud.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit to audit the bare client "
                                             "(or --ssh-config) against the private sshd")
     aud.add_argument("--ssh-config", metavar="FILE", help="audit this ssh_config instead of your own (ssh -F)")
     aud.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
     aud.add_argument("--run", metavar="RUN", help="measured run for speed advice (default: the latest stored run)")
     aud.add_argument("--from-json", metavar="FILE", help="measured run from a `run --json` or `export` file")
-    aud.add_argument("--db", metavar="PATH", help="results database")
-
-
-def add_algorithms_arguments(algs: argparse.ArgumentParser) -> None:
-    algs.add_argument("--db", metavar="PATH", help="results database (to say whether a default is the fastest "
-                                                   "safe choice measured)")
+    add_db_option(aud)
 
 
 def _styled(verdict: Verdict) -> Text:
@@ -161,6 +159,3 @@ def algorithms_footer(client: ClientAlgorithms, server: ServerAlgorithms, db: st
     else:
         out.print(f"the default measured {mine.median_mib_s:.0f} MiB/s in {run_name}; the fastest safe choice "
                   f"measured is {best.combination.label} at {best.median_mib_s:.0f} MiB/s", markup=False)
-
-
-COMMANDS = {"recommend": cmd_recommend, "audit": cmd_audit}

@@ -1,8 +1,12 @@
 """`sshbench algorithms --all [--speed]`: every cipher and MAC the seeds measured (and any an installed
 implementation offers), per client/server pair, with `unavailable here` and the reason where no pair can
-run it; with --speed, the raw single-core rate of the legacy primitives beside the modern ones."""
+run it; with --speed, the raw single-core rate of the legacy primitives beside the modern ones.
+
+`sshbench algorithms [HOST]`: what the client and the server support, with verdicts."""
 
 from __future__ import annotations
+
+import argparse
 
 from rich.console import Console
 from rich.table import Table
@@ -10,7 +14,71 @@ from rich.table import Table
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, legacy
 from sshbench.baselines import legacy_speed
 from sshbench.cleanup import Cleanup, signals_raise
+from sshbench.cli.common import add_db_option
+from sshbench.cli.security import algorithms_footer, algorithms_verdict_cells
 from sshbench.errors import SshbenchError
+from sshbench.leftovers import clean_leftovers
+from sshbench.security import terrapin
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    algs = sub.add_parser("algorithms", help="list what the client and the server support")
+    algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
+    algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
+    algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    algs.add_argument("--all", action="store_true",
+                      help="also every cipher and MAC the seed write-ups measured, per implementation pair "
+                           "(OpenSSH, Dropbear, AsyncSSH), with the reason where none can run it here")
+    algs.add_argument("--speed", action="store_true",
+                      help="with --all: the raw single-core speed of RC4, Blowfish, CAST5 and 3DES beside AES "
+                           "and ChaCha20 (openssl speed with the legacy provider, and the cryptography package)")
+    add_db_option(algs, "results database (to say whether a default is the fastest safe choice measured)")
+    algs.set_defaults(handler=cmd_algorithms)
+
+
+def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.settings import RunSettings
+    from sshbench.targets import make_target
+
+    removed = clean_leftovers()
+    if removed:
+        err.print(f"sshbench: removed leftovers of an earlier killed run: {', '.join(removed)}", highlight=False)
+    cleanup = Cleanup()
+    try:
+        with signals_raise():
+            target = make_target(RunSettings(host=args.host, sshd=args.sshd, ssh_config=args.ssh_config))
+            target.start(cleanup)
+            client, server = target.client_algorithms(), target.server_algorithms()
+    finally:
+        cleanup.close()
+    table = Table(title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
+                  title_justify="left")
+    for col in ("kind", "algorithm", "client", "server", "note", "verdict", "reason"):
+        table.add_column(col)
+    negotiated_strict = terrapin.StrictKex(client.strict_kex, server.strict_kex).negotiated
+    for kind in ("cipher", "mac", "kex"):
+        names = list(dict.fromkeys(client.supported(kind) + server.supported(kind)))
+        for name in names:
+            notes = []
+            if kind == "cipher" and name in client.aead_ciphers:
+                notes.append("AEAD (no separate MAC)")
+            if name in client.defaults(kind):
+                notes.append("client default")
+            table.add_row(kind, name, "yes" if name in client.supported(kind) else "-",
+                          "yes" if name in server.supported(kind) else "-", ", ".join(notes),
+                          *algorithms_verdict_cells(kind, name, negotiated_strict))
+    out.print(table)
+    out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
+    algorithms_footer(client, server, args.db, out)
+    if getattr(args, "all", False) or getattr(args, "speed", False):
+        print_all(client, server, out, err, speed=args.speed)
+    return 0
+
+
+def client_label() -> str:
+    from sshbench.environment import collect
+
+    return str(collect().get("client_ssh_version"))
 
 
 def _dropbear_offer(client: ClientAlgorithms) -> legacy.Offer:

@@ -1,90 +1,50 @@
-"""The command-line side of the results store: `run --db/--resume` recording, and the `runs`, `report`,
-`compare`, `export` and `import` subcommands (cli.py only wires these in)."""
+"""The results store's commands: `runs`, `report`, `compare`, `export` and `import`."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import io
 import json
-import os
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sshbench.cli.common import add_db_option, check_writable, write_output
 from sshbench.errors import RunError, UsageError
-from sshbench.results import RunResult
+from sshbench.report import formats
 from sshbench.store import open_store, read_document
-
-REPORT_FORMATS = ("table", "markdown", "csv", "json", "html")
-
-
-def add_run_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--db", metavar="PATH", help="results database (default $SSHBENCH_DB, else "
-                                                  "$XDG_DATA_HOME/sshbench/results.db)")
-    run.add_argument("--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, "
-                                                        "with its stored settings")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     runs = sub.add_parser("runs", help="list the runs in the results database")
-    runs.add_argument("--db", metavar="PATH", help="results database")
+    runs.set_defaults(handler=cmd_runs)
+    add_db_option(runs)
 
     report = sub.add_parser("report", help="a stored run's results as a table, Markdown, CSV, JSON or HTML")
+    report.set_defaults(handler=cmd_report)
     report.add_argument("run", nargs="?", default="latest", help="run id or 'latest' (default)")
-    report.add_argument("--format", choices=REPORT_FORMATS, default="table")
+    report.add_argument("--format", choices=list(formats.FORMATS), default="table")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     report.add_argument("--charts", metavar="DIR", help="also write the charts as SVG and PNG into DIR")
-    report.add_argument("--db", metavar="PATH", help="results database")
+    add_db_option(report)
 
     compare = sub.add_parser("compare", help="the same combinations side by side across stored runs")
+    compare.set_defaults(handler=cmd_compare)
     compare.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or 'latest'); the first is the baseline")
-    compare.add_argument("--db", metavar="PATH", help="results database")
+    add_db_option(compare)
 
     export = sub.add_parser("export", help="a stored run as JSON (to merge machines with `import`)")
+    export.set_defaults(handler=cmd_export)
     export.add_argument("run", help="run id or 'latest'")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    export.add_argument("--db", metavar="PATH", help="results database")
+    add_db_option(export)
 
     imp = sub.add_parser("import", help="add a run exported from another machine (or a `run --json` file)")
+    imp.set_defaults(handler=cmd_import)
     imp.add_argument("file", help="the JSON file")
-    imp.add_argument("--db", metavar="PATH", help="results database")
-
-
-def write_output(text: str | bytes, path: str | None, out: Console) -> None:
-    """To FILE atomically (temp file renamed into place), or to standard output."""
-    if path is None:
-        out.file.write(text if isinstance(text, str) else text.decode())
-        out.file.flush()
-        return
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        if isinstance(text, bytes):
-            tmp.write_bytes(text)
-        else:
-            tmp.write_text(text)
-        tmp.replace(target)
-    except OSError as err:
-        if tmp.parent.is_dir():
-            tmp.unlink(missing_ok=True)
-        raise RunError(f"cannot write {path}: {err.strerror}") from None
-
-
-def check_writable(path: str | None) -> None:
-    """Fail before the work (rendering charts, reading the store) when FILE cannot be written anyway."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise RunError(f"cannot write {path}: Is a directory")
-    parent = target.parent
-    if not parent.is_dir():
-        raise RunError(f"cannot write {path}: No such directory {parent}")
-    if not os.access(parent, os.W_OK):
-        raise RunError(f"cannot write {path}: Permission denied")
+    add_db_option(imp)
 
 
 # --- the subcommands ------------------------------------------------------------------------------
@@ -114,22 +74,6 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def render_report(result: RunResult, fmt: str) -> str:
-    from sshbench.report import csv_export, html, json_export, markdown, table
-
-    if fmt == "markdown":
-        return markdown.render(result)
-    if fmt == "csv":
-        return csv_export.render(result)
-    if fmt == "json":
-        return json.dumps(json_export.to_document(result), indent=2) + "\n"
-    if fmt == "html":
-        return html.render(result)
-    buffer = io.StringIO()
-    table.print_report(result, Console(file=buffer, width=160, highlight=False, force_terminal=False))
-    return buffer.getvalue()
-
-
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_writable(args.output)
     with open_store(args.db) as store:
@@ -139,7 +83,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
         table.print_report(result, out)
     else:
-        write_output(render_report(result, args.format), args.output, out)
+        write_output(formats.render(result, args.format), args.output, out)
     if args.output:
         err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
     if args.charts:
@@ -205,7 +149,3 @@ def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
         run_id = store.import_document(doc, name)
         out.print(f"imported {args.file} as run {run_id} in {store.path}", markup=False, highlight=False)
     return 0
-
-
-COMMANDS = {"runs": cmd_runs, "report": cmd_report, "compare": cmd_compare, "export": cmd_export,
-            "import": cmd_import}

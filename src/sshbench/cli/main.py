@@ -1,0 +1,68 @@
+"""`sshbench`: the one parser (each command group adds its subcommands, with `handler` set) and `main()`."""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import os
+import signal
+import sys
+
+from rich.console import Console
+
+from sshbench import __version__
+from sshbench.cli import algorithms, completion, crossover, run, security, store
+from sshbench.errors import Interrupted, SshbenchError, UsageError
+
+# Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
+COMMAND_GROUPS = (run, algorithms, store, security, crossover, completion)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]  # one line, exit 2, like every usage error
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, "
+                                                 "and what it costs in CPU.")
+    parser.add_argument("--version", action="version", version=f"sshbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for group in COMMAND_GROUPS:
+        group.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: a stuck run can be diagnosed.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # Not a terminal (a file, CI): wide enough that the results table is not folded.
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=220)
+    # soft_wrap: an error stays one line however narrow the terminal (scripts grep for it).
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser().parse_args(argv)
+        args.argv = argv
+        return int(args.handler(args, out, err))
+    except SshbenchError as e:
+        err.print(f"sshbench: error: {e}", markup=False, highlight=False)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("sshbench: interrupted", highlight=False)
+        return 130
+    except Interrupted as e:
+        err.print(f"sshbench: interrupted by signal {e.signum}", highlight=False)
+        return 128 + e.signum
+    except Exception as e:  # a bug: one line (the traceback with SSHBENCH_DEBUG=1), never a stack dump
+        if os.environ.get("SSHBENCH_DEBUG"):
+            raise
+        err.print(f"sshbench: internal error: {type(e).__name__}: {e} (SSHBENCH_DEBUG=1 shows where)",
+                  markup=False, highlight=False)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The report formats, one registry: `sshbench report --format NAME` renders a stored run with FORMATS[NAME].
+
+To add a format: a module in report/ with `render(result: RunResult) -> str`, and one ReportFormat here."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import Console
+
+from sshbench.report import csv_export, html, json_export, markdown, table
+from sshbench.results import RunResult
+
+TABLE_WIDTH = 160  # the terminal table written to a file: wide enough that no column is folded
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    name: str
+    what: str  # one line for --help
+    render: Callable[[RunResult], str]
+
+
+def _table_text(result: RunResult) -> str:
+    buffer = io.StringIO()
+    table.print_report(result, Console(file=buffer, width=TABLE_WIDTH, highlight=False, force_terminal=False))
+    return buffer.getvalue()
+
+
+def _json_text(result: RunResult) -> str:
+    return json.dumps(json_export.to_document(result), indent=2) + "\n"
+
+
+FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
+    ReportFormat("table", "the terminal report", _table_text),
+    ReportFormat("markdown", "environment header and ranked table in Markdown", markdown.render),
+    ReportFormat("csv", "one row per combination, full precision", csv_export.render),
+    ReportFormat("json", "the run's JSON document (docs/results-json.md)", _json_text),
+    ReportFormat("html", "one self-contained HTML file with charts", html.render),
+)}
+
+
+def render(result: RunResult, name: str) -> str:
+    return FORMATS[name].render(result)
