@@ -8,7 +8,8 @@ from conftest import run_cli
 
 from sshbench.cleanup import Cleanup
 from sshbench.results import Combination, RunResult, Trial
-from sshbench.security import audit, terrapin
+from sshbench.recommend import audit
+from sshbench.security import terrapin
 from sshbench.settings import RunSettings
 from sshbench.targets.private_openssh import PrivateOpenSSH
 from sshbench.units import MIB

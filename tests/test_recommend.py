@@ -17,7 +17,7 @@ from conftest import sshbench_argv
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.results import RunResult
-from sshbench.security import recommend
+from sshbench.recommend import config as recommend
 from sshbench.security.verdicts import Level, algorithm_verdict
 from sshbench.store import read_document, result_from_document
 from sshbench.targets.private_openssh import PrivateOpenSSH, find_sshd

@@ -50,7 +50,7 @@ def _styled(verdict: Verdict) -> Text:
 
 
 def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.security import recommend
+    from sshbench.recommend import config as recommend
 
     # Checked before the run is loaded, so that a typo is reported as itself.
     if args.policy not in recommend.POLICIES:
@@ -75,7 +75,8 @@ def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.security import audit, recommend
+    from sshbench.recommend import audit
+    from sshbench.recommend import config as recommend
 
     if args.from_json or args.run:
         run, _ = recommend.load_run(args.run, args.from_json, args.db)
@@ -117,7 +118,7 @@ def algorithms_verdict_cells(kind: str, name: str, strict: bool | None) -> tuple
 
 def algorithms_footer(client: ClientAlgorithms, server: ServerAlgorithms, db: str | None, out: Console) -> None:
     """What each side's default would negotiate, judged, and whether it is the fastest safe choice measured."""
-    from sshbench.security import audit
+    from sshbench.recommend import audit
     from sshbench.security.verdicts import combination_verdict
 
     strict = terrapin.StrictKex(client=client.strict_kex, server=server.strict_kex)

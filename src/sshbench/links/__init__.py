@@ -4,6 +4,7 @@ its tc shaping (`shaping`), the path between client and server (`path`) and the 
 from __future__ import annotations
 
 from sshbench.links.profiles import (
+    LINKS,
     LOOPBACK,
     LinkProfile,
     custom_profile,
@@ -13,4 +14,4 @@ from sshbench.links.profiles import (
     rate_mbit_s,
 )
 
-__all__ = ["LOOPBACK", "LinkProfile", "custom_profile", "parse_links", "parse_rate", "profile_named", "rate_mbit_s"]
+__all__ = ["LINKS", "LOOPBACK", "LinkProfile", "custom_profile", "parse_links", "parse_rate", "profile_named", "rate_mbit_s"]

@@ -30,7 +30,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from sshbench import summary
 from sshbench.errors import RunError  # noqa: E402
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination  # noqa: E402
-from sshbench.runner import RunResult  # noqa: E402
+from sshbench.results import RunResult  # noqa: E402
 from sshbench.summary import Summary  # noqa: E402
 
 STYLE = {
