@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -23,6 +25,18 @@ pytestmark = pytest.mark.skipif(nshost.missing_requirement() is not None,
 def _ssh(host: NamespaceHost, command: str, stdin=subprocess.DEVNULL, timeout: float = 20):
     return subprocess.run(["ssh", "-F", str(host.ssh_config), host.alias, command], stdin=stdin,
                           capture_output=True, timeout=timeout)
+
+
+def _read_until(stream, needle: str, timeout: float) -> str:
+    """Raw reads from a pipe (the script prints its lines in one write) until `needle` (bounded)."""
+    deadline, text = time.monotonic() + timeout, ""
+    while needle not in text:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(stream.fileno(), 4096).decode() if ready else ""
+        if not chunk:
+            raise AssertionError(f"no {needle!r} within {timeout} s; got: {text[-2000:]}")
+        text += chunk
+    return text
 
 
 def _namespaces() -> list[str]:
@@ -117,3 +131,30 @@ def test_stale_host_of_a_dead_owner_is_swept():
     assert name not in list_host_namespaces() and not os.path.exists(temp_dir)
     assert not pids_whose_cmdline_has(temp_dir)
     assert not os.path.exists(f"/proc/{sshd_pid}") or open(f"/proc/{sshd_pid}/stat").read().split()[2] == "Z"
+
+
+def test_script_up_then_sigterm_removes_everything():
+    from conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "nshost"), "up", "--rate", "1gbit"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        text = _read_until(proc.stdout, "Ctrl-C", timeout=20)
+        config = re.search(r"^ssh_config: (\S+)$", text, re.M).group(1)
+        alias = re.search(r"^alias: +(\S+)$", text, re.M).group(1)
+        done = subprocess.run(["ssh", "-F", config, alias, "true"], capture_output=True, text=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        namespaces = [n for n in _namespaces() if n.startswith(f"sshbench-host-{proc.pid}-")]
+        assert len(namespaces) == 1
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 143
+        print(f"nshost up: removed {time.monotonic() - started:.2f} s after SIGTERM")
+        assert time.monotonic() - started < 4  # sshd took the SIGTERM (no 5 s wait for SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+            sweep_stale_hosts()
+    assert namespaces[0] not in _namespaces() and not os.path.exists(config)

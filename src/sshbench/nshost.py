@@ -129,6 +129,12 @@ def _kill_and_wait(pids: list[int], timeout_s: float = 5.0) -> None:
         remaining = [p for p in remaining if _alive(p)]
 
 
+def _unblock_signals() -> None:
+    """In the child before exec: a caller that blocks signals (sigwait) must not hand sshd a mask in
+    which SIGTERM is blocked (exec keeps the mask; destroy() would then wait for SIGKILL)."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
 def _has_caps() -> bool:
     try:
         for line in open("/proc/self/status"):
@@ -436,7 +442,8 @@ class NamespaceHost:
             # `ip netns exec` execs sshd: the pid is sshd's; its own session keeps terminal signals away
             self.sshd = subprocess.Popen([_tool("ip"), "netns", "exec", self.name, sshd_path, "-D", "-e",
                                           "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_unblock_signals)
         ready = f"Server listening on {self.address} port {self.port}"
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
