@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
 TEST_PACKAGES := rsync iproute2 chromium dropbear-bin
 
-.PHONY: setup sysdeps bench test clean
+.PHONY: setup sysdeps bench lint test clean
 
 sysdeps:
 	@sh scripts/ensure-system-deps.sh
@@ -20,7 +20,14 @@ setup: sysdeps $(BIN)/sshbench
 bench: setup
 	$(BIN)/sshbench run
 
-test: setup
+# ruff (lint + format check), import-linter (stages import only downward), mypy on src/.
+lint: $(BIN)/sshbench
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
+test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	$(BIN)/python -m pytest -q
 

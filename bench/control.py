@@ -39,13 +39,21 @@ def free_port() -> int:
 def iperf3_once(size: int, extra: tuple[str, ...] = ()) -> float:
     """One single-stream iperf3 run on loopback moving `size` bytes (as the control does): received MiB/s."""
     port = free_port()
-    server = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        ["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         # The client retries its connect for a moment; the server binds within milliseconds.
         for _ in range(50):  # bounded
-            done = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "1", "-n", str(size), *extra, "-J"],
-                                  capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "1", "-n", str(size), *extra, "-J"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             try:
                 return json.loads(done.stdout)["end"]["sum_received"]["bits_per_second"] / 8 / MIB
             except (ValueError, KeyError):
@@ -80,26 +88,35 @@ def main() -> int:
         iperf3_once(args.size)
         ours, theirs, theirs_1m = [], [], []
         for rep in range(args.runs):
-            trial = run_raw_tcp_trial(payload=payload, payload_bytes=args.size, repetition=rep, warmup=False,
-                                      timeout_s=60)
+            trial = run_raw_tcp_trial(
+                payload=payload, payload_bytes=args.size, repetition=rep, warmup=False, timeout_s=60
+            )
             if not trial.valid or trial.mib_s is None:
                 print(f"raw TCP trial invalid: {trial.invalid_reason}", file=sys.stderr)
                 return 1
             ours.append(trial.mib_s)
             theirs.append(iperf3_once(args.size))
             theirs_1m.append(iperf3_once(args.size, ("-l", "1M")))
-            print(f"run {rep + 1}: sshbench raw TCP {ours[-1]:.0f} MiB/s, iperf3 {theirs[-1]:.0f} MiB/s, "
-                  f"iperf3 -l 1M {theirs_1m[-1]:.0f} MiB/s")
+            print(
+                f"run {rep + 1}: sshbench raw TCP {ours[-1]:.0f} MiB/s, iperf3 {theirs[-1]:.0f} MiB/s, "
+                f"iperf3 -l 1M {theirs_1m[-1]:.0f} MiB/s"
+            )
     ours_median, theirs_median = statistics.median(ours), statistics.median(theirs)
     ratio = ours_median / theirs_median
-    print(f"sshbench raw TCP control: {ours_median:.0f} MiB/s median of {args.runs} "
-          f"({min(ours):.0f}-{max(ours):.0f}), payload {args.size // MIB} MiB")
-    print(f"iperf3 single stream:     {theirs_median:.0f} MiB/s median of {args.runs} "
-          f"({min(theirs):.0f}-{max(theirs):.0f}), -n {args.size // MIB} MiB each")
+    print(
+        f"sshbench raw TCP control: {ours_median:.0f} MiB/s median of {args.runs} "
+        f"({min(ours):.0f}-{max(ours):.0f}), payload {args.size // MIB} MiB"
+    )
+    print(
+        f"iperf3 single stream:     {theirs_median:.0f} MiB/s median of {args.runs} "
+        f"({min(theirs):.0f}-{max(theirs):.0f}), -n {args.size // MIB} MiB each"
+    )
     print(f"ratio sshbench / iperf3:  {ratio:.2f} (goal >= 0.95): {'met' if ratio >= 0.95 else 'NOT met'}")
     # The control writes 1 MiB at a time; iperf3 with the same write size, for reference.
-    print(f"iperf3 -l 1M (same write size as the control): {statistics.median(theirs_1m):.0f} MiB/s median; "
-          f"ratio {ours_median / statistics.median(theirs_1m):.2f}")
+    print(
+        f"iperf3 -l 1M (same write size as the control): {statistics.median(theirs_1m):.0f} MiB/s median; "
+        f"ratio {ours_median / statistics.median(theirs_1m):.2f}"
+    )
     return 0
 
 

@@ -38,8 +38,7 @@ CIPHER = "aes128-gcm@openssh.com"
 def timed(argv: list[str], stdin_path: str) -> float:
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
-        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                       timeout=600)
+        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600)
         return time.perf_counter() - start
 
 
@@ -63,9 +62,19 @@ def main() -> int:
             # the same bare command with sshbench's reader, to tell a clock error from a reader difference
             t_dd = timed([*base, "dd of=/dev/null bs=1048576 2>/dev/null"], payload)
             t_true = timed([*base, "true"], "/dev/null")
-            trial = run_trial(ssh="ssh", target=target, tool=PipeTool(), combo=combo, kind="transfer",
-                              repetition=i, warmup=i == 0, payload=Path(payload), payload_bytes=args.size,
-                              workdir=workdir, timeout_s=600)
+            trial = run_trial(
+                ssh="ssh",
+                target=target,
+                tool=PipeTool(),
+                combo=combo,
+                kind="transfer",
+                repetition=i,
+                warmup=i == 0,
+                payload=Path(payload),
+                payload_bytes=args.size,
+                workdir=workdir,
+                timeout_s=600,
+            )
             if not trial.valid:
                 print(f"sshbench trial invalid: {trial.invalid_reason}", file=sys.stderr)
                 return 1
@@ -81,8 +90,12 @@ def main() -> int:
         sshbench_rate = statistics.median(ours)
         print(f"payload {mib:.0f} MiB random, {CIPHER}, kex {kex}, {args.runs} interleaved runs (medians)")
         print(f"  bare ssh, whole wall clock            {wall_only:8.1f} MiB/s")
-        print(f"  bare ssh, wall minus 'ssh ... true'   {external:8.1f} MiB/s   (handshake {statistics.median(bare_true) * 1000:.0f} ms)")
-        print(f"  sshbench data phase (server reader)   {sshbench_rate:8.1f} MiB/s   (min {min(ours):.1f}, max {max(ours):.1f})")
+        print(
+            f"  bare ssh, wall minus 'ssh ... true'   {external:8.1f} MiB/s   (handshake {statistics.median(bare_true) * 1000:.0f} ms)"
+        )
+        print(
+            f"  sshbench data phase (server reader)   {sshbench_rate:8.1f} MiB/s   (min {min(ours):.1f}, max {max(ours):.1f})"
+        )
         own_wall = mib / (statistics.median(ours_wall) - statistics.median(bare_true))
         external_dd = mib / (statistics.median(bare_dd) - statistics.median(bare_true))
         print(f"  sshbench trial, wall minus 'true'     {own_wall:8.1f} MiB/s   (same connections as the line above)")
@@ -94,13 +107,30 @@ def main() -> int:
             with tempfile.TemporaryDirectory(prefix="sshbench-hf-") as tmp:
                 export = Path(tmp) / "hf.json"
                 q = " ".join(f"'{a}'" for a in base)
-                subprocess.run(["hyperfine", "--style", "none", "--warmup", "1", "--runs", str(args.runs),
-                                "--export-json", str(export), f"{q} 'cat >/dev/null' < {payload}", f"{q} true"],
-                               check=True, capture_output=True, timeout=1200)
+                subprocess.run(
+                    [
+                        "hyperfine",
+                        "--style",
+                        "none",
+                        "--warmup",
+                        "1",
+                        "--runs",
+                        str(args.runs),
+                        "--export-json",
+                        str(export),
+                        f"{q} 'cat >/dev/null' < {payload}",
+                        f"{q} true",
+                    ],
+                    check=True,
+                    capture_output=True,
+                    timeout=1200,
+                )
                 results = json.loads(export.read_text())["results"]
                 hf_rate = mib / (results[0]["median"] - results[1]["median"])
-                print(f"  hyperfine: wall minus 'true'          {hf_rate:8.1f} MiB/s   ratio sshbench / hyperfine "
-                      f"{sshbench_rate / hf_rate:.3f}")
+                print(
+                    f"  hyperfine: wall minus 'true'          {hf_rate:8.1f} MiB/s   ratio sshbench / hyperfine "
+                    f"{sshbench_rate / hf_rate:.3f}"
+                )
     finally:
         cleanup.close()
     return 0

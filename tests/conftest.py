@@ -49,13 +49,25 @@ def sshbench_argv(*args: str) -> list[str]:
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real command line in a subprocess (so exit codes and output are what a user sees)."""
-    return subprocess.run(sshbench_argv(*args), capture_output=True, text=True, timeout=timeout,
-                          env=os.environ.copy(), stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        sshbench_argv(*args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=os.environ.copy(),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def start_cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(sshbench_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ.copy(), stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        sshbench_argv(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def wait_for_line(stream, needle: str, timeout: float = 60, also: str = "") -> str:
@@ -80,8 +92,11 @@ def sshbench_temp_dirs() -> set[str]:
     found = set()
     for base in {os.environ["TMPDIR"], os.environ["SSHBENCH_SHM_DIR"], os.environ["SSHBENCH_DISK_DIR"]}:
         if os.path.isdir(base):
-            found |= {os.path.join(base, n) for n in os.listdir(base) if n.startswith("sshbench-")
-                      and not n.startswith("sshbench-runtime")}
+            found |= {
+                os.path.join(base, n)
+                for n in os.listdir(base)
+                if n.startswith("sshbench-") and not n.startswith("sshbench-runtime")
+            }
     return found
 
 

@@ -26,8 +26,18 @@ def _name_list(value: str) -> bytes:
 
 
 def kexinit_packet(kex: str) -> bytes:
-    lists = [kex, SERVER_LISTS["hostkey"], SERVER_LISTS["ciphers"], SERVER_LISTS["ciphers"], SERVER_LISTS["macs"],
-             SERVER_LISTS["macs"], SERVER_LISTS["compression"], SERVER_LISTS["compression"], "", ""]
+    lists = [
+        kex,
+        SERVER_LISTS["hostkey"],
+        SERVER_LISTS["ciphers"],
+        SERVER_LISTS["ciphers"],
+        SERVER_LISTS["macs"],
+        SERVER_LISTS["macs"],
+        SERVER_LISTS["compression"],
+        SERVER_LISTS["compression"],
+        "",
+        "",
+    ]
     payload = bytes([20]) + os.urandom(16) + b"".join(_name_list(v) for v in lists) + b"\x00" + b"\x00" * 4
     padding = 8 - (len(payload) + 5) % 8
     padding += 8 if padding < 4 else 0

@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from sshbench import summary
 from sshbench.compare import compare_runs, only_in_lines, ratio
 from sshbench.results import Combination, RunResult
@@ -21,10 +21,25 @@ CHACHA = Combination("chacha20-poly1305@openssh.com", "implicit", "curve25519-sh
 
 
 def _summary(combo: Combination, median: float | None, cv: float | None) -> Summary:
-    return Summary(combination=combo, valid_trials=5, invalid_trials=0, payload_bytes=1, median_mib_s=median,
-                   min_mib_s=median, max_mib_s=median, q1_mib_s=median, q3_mib_s=median, iqr_mib_s=0.0, cv=cv,
-                   relative_to_fastest=None, client_cpu_s_per_gib=None, server_cpu_s_per_gib=None,
-                   median_data_s=None, median_wall_s=None, wide_spread=False)
+    return Summary(
+        combination=combo,
+        valid_trials=5,
+        invalid_trials=0,
+        payload_bytes=1,
+        median_mib_s=median,
+        min_mib_s=median,
+        max_mib_s=median,
+        q1_mib_s=median,
+        q3_mib_s=median,
+        iqr_mib_s=0.0,
+        cv=cv,
+        relative_to_fastest=None,
+        client_cpu_s_per_gib=None,
+        server_cpu_s_per_gib=None,
+        median_data_s=None,
+        median_wall_s=None,
+        wide_spread=False,
+    )
 
 
 class _Fixed(RunResult):
@@ -39,7 +54,7 @@ def test_ratio_propagates_relative_spread_like_hyperfine():
     r = ratio(_summary(AES, 300.0, 0.04), _summary(AES, 200.0, 0.03))
     assert r is not None
     assert r.value == pytest.approx(1.5)
-    assert r.uncertainty == pytest.approx(1.5 * math.sqrt(0.04 ** 2 + 0.03 ** 2))  # = 0.075
+    assert r.uncertainty == pytest.approx(1.5 * math.sqrt(0.04**2 + 0.03**2))  # = 0.075
     single = ratio(_summary(AES, 300.0, None), _summary(AES, 200.0, 0.03))
     assert single is not None and single.uncertainty is None  # one trial: no spread to propagate
     assert ratio(_summary(AES, None, None), _summary(AES, 200.0, 0.03)) is None
@@ -67,8 +82,18 @@ def test_three_runs_baseline_is_the_first():
 
 def test_compare_two_stored_runs(tmp_path):
     """A real run, and the same run as if measured on a machine twice as slow (imported): ratio 0.5."""
-    first = run_cli("run", "--ciphers", "aes128-ctr,aes128-gcm@openssh.com", "--size", "1M", "--runs", "2",
-                    "--warmup", "0", "--no-baselines")
+    first = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-ctr,aes128-gcm@openssh.com",
+        "--size",
+        "1M",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--no-baselines",
+    )
     assert first.returncode == 0, first.stderr
     exported = tmp_path / "run.json"
     assert run_cli("export", "latest", "-o", str(exported)).returncode == 0

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from sshbench import nshost
 from sshbench.cleanup import Cleanup
-from sshbench.latency import (REMOTE_COMMAND, EchoError, EchoResult, echo_argv, measure_connect, measure_echo,
-                              summarise_echo)
+from sshbench.latency import (
+    REMOTE_COMMAND,
+    EchoError,
+    EchoResult,
+    echo_argv,
+    measure_connect,
+    measure_echo,
+    summarise_echo,
+)
+from sshbench.links import nshost
 from sshbench.targets import PrivateOpenSSH
 
 

@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from conftest import (
     communicate_or_dump,
     pid_alive,
@@ -16,8 +17,6 @@ from conftest import (
 )
 
 LONG_RUN = ("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200", "--warmup", "0", "-v")
-
-
 
 
 def _record() -> dict:
@@ -33,7 +32,7 @@ def test_signal_stops_everything_and_keeps_results(signum, code):
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         record = _record()
-        (sshd_pid, _), = record["processes"]
+        ((sshd_pid, _),) = record["processes"]
         paths = record["paths"]
         assert pid_alive(sshd_pid) and all(os.path.isdir(p) for p in paths)
         proc.send_signal(signum)
@@ -57,7 +56,7 @@ def test_kill_9_leftovers_are_cleaned_by_the_next_run():
         proc.wait(timeout=30)
     finally:
         proc.kill()
-    (sshd_pid, _), = record["processes"]
+    ((sshd_pid, _),) = record["processes"]
     assert pid_alive(sshd_pid), "sshd outlives a kill -9 (it runs in its own session)"
     assert all(os.path.isdir(p) for p in record["paths"])
     done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--warmup", "0")
@@ -72,7 +71,7 @@ def test_sshd_dying_mid_run_is_reported_and_results_kept(tmp_path):
     proc = start_cli(*LONG_RUN, "--json", str(out))
     try:
         wait_for_line(proc.stderr, "run 2:", also="transfer")
-        (sshd_pid, _), = _record()["processes"]
+        ((sshd_pid, _),) = _record()["processes"]
         os.kill(sshd_pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=60)
     finally:

@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 from conftest import run_cli, sshbench_temp_dirs
-
 from sshbench import summary
 from sshbench.cleanup import Cleanup
 from sshbench.results import Combination
@@ -35,7 +34,11 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
         assert t["valid"], t["invalid_reason"]
         neg = t["negotiated"]
         assert (neg["cipher"], neg["mac"], neg["kex"], neg["compression"]) == (
-            t["cipher"], t["mac"], t["kex"], t["compression"])
+            t["cipher"],
+            t["mac"],
+            t["kex"],
+            t["compression"],
+        )
         assert t["payload_bytes"] == 2 * MIB and t["received_bytes_at_sink"] == 2 * MIB
         assert t["data_clock"] == "server-reader" and 0 < t["data_s"] < t["wall_s"]
         assert t["mib_s"] > 0 and t["client_cpu_s"] > 0
@@ -64,8 +67,9 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
 
 def test_adaptive_size_probes_then_sizes_each_combination(tmp_path):
     out = tmp_path / "r.json"
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--seconds", "0.1", "--max-size", "8M", "--runs", "1",
-                   "--json", str(out))
+    done = run_cli(
+        "run", "--ciphers", "aes128-ctr", "--seconds", "0.1", "--max-size", "8M", "--runs", "1", "--json", str(out)
+    )
     assert done.returncode == 0, done.stderr
     trials = [t for t in json.loads(out.read_text())["trials"] if t["kind"] == "transfer"]
     calibration = [t for t in trials if t["warmup"]]
@@ -91,8 +95,19 @@ class _ShortReader(PipeTool):
 def _one_trial(target, tool, tmp_path, combo):
     payload = tmp_path / "payload"
     payload.write_bytes(os.urandom(2 * MIB))
-    return run_trial(ssh="ssh", target=target, tool=tool, combo=combo, kind="transfer", repetition=0, warmup=False,
-                     payload=payload, payload_bytes=2 * MIB, workdir=tmp_path, timeout_s=60)
+    return run_trial(
+        ssh="ssh",
+        target=target,
+        tool=tool,
+        combo=combo,
+        kind="transfer",
+        repetition=0,
+        warmup=False,
+        payload=payload,
+        payload_bytes=2 * MIB,
+        workdir=tmp_path,
+        timeout_s=60,
+    )
 
 
 def test_invalid_trials_are_caught(tmp_path):
@@ -104,7 +119,9 @@ def test_invalid_trials_are_caught(tmp_path):
         mismatch = _one_trial(target, PipeTool(), tmp_path, combo)
         assert not mismatch.valid
         assert mismatch.invalid_reason == "negotiated kex curve25519-sha256 but sntrup761x25519-sha512 was requested"
-        short = _one_trial(target, _ShortReader(), tmp_path, Combination("aes128-ctr", "hmac-sha1", "curve25519-sha256"))
+        short = _one_trial(
+            target, _ShortReader(), tmp_path, Combination("aes128-ctr", "hmac-sha1", "curve25519-sha256")
+        )
         assert not short.valid and short.received_bytes_at_sink != 2 * MIB
         assert short.mib_s is None or not short.valid
     finally:
@@ -115,11 +132,11 @@ def test_invalid_trials_are_caught(tmp_path):
 def test_runner_api_and_invalid_trials_never_counted(tmp_path):
     result = Runner(RunSettings(ciphers="aes128-ctr", size=1 * MIB, runs=2, warmup=0)).run()
     assert result.status == "complete" and result.exit_code == 0
-    (summary,) = summary.summaries(result)
-    assert summary.valid_trials == 2
+    (only,) = summary.summaries(result)
+    assert only.valid_trials == 2
     next(t for t in result.trials if t.kind == "transfer").valid = False  # an invalid trial drops out
-    (summary,) = summary.summaries(result)
-    assert summary.valid_trials == 1 and summary.invalid_trials == 1
+    (only,) = summary.summaries(result)
+    assert only.valid_trials == 1 and only.invalid_trials == 1
 
 
 def test_algorithms_command_lists_both_ends():

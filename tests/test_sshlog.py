@@ -1,10 +1,10 @@
 """The ssh -v parser on output recorded from this OpenSSH version, and a property test that it
 never crashes on arbitrary text."""
 
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import DATA
 from sshbench.sshlog import (
     client_version_banner,
     explain_failure,
@@ -12,14 +12,18 @@ from sshbench.sshlog import (
     parse_peer_kexinit,
     parse_ssh_log,
 )
-from sshbench.tools.base import parse_marked
+from sshbench.tools.remote_report import parse_marked
 
 
 def test_negotiated_and_byte_counts_from_recorded_vv():
     log = parse_ssh_log((DATA / "ssh-vv-aes128-ctr.txt").read_text())
     n = log.negotiated
     assert (n.kex, n.cipher, n.mac, n.compression) == (
-        "sntrup761x25519-sha512", "aes128-ctr", "hmac-sha2-256-etm@openssh.com", "none")
+        "sntrup761x25519-sha512",
+        "aes128-ctr",
+        "hmac-sha2-256-etm@openssh.com",
+        "none",
+    )
     assert n.cipher_stoc == "aes128-ctr"
     assert log.sent_bytes == 3004800 and log.received_bytes == 4612
     assert log.transferred_s == 0.2
@@ -54,23 +58,28 @@ def test_failures_explained():
     assert "authentication failed" in explain_failure((DATA / "ssh-v-auth-failure.txt").read_text())
     refused = explain_failure((DATA / "ssh-v-refused.txt").read_text())
     assert refused == "cannot connect to 127.0.0.1 port 42223: Connection refused"
-    negotiation = explain_failure("Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. "
-                                  "Their offer: aes128-ctr,aes256-ctr")
+    negotiation = explain_failure(
+        "Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr,aes256-ctr"
+    )
     assert "no matching cipher" in negotiation and "aes128-ctr,aes256-ctr" in negotiation
 
 
 def test_client_banner():
     assert client_version_banner("OpenSSH_9.2p1 Debian-2+deb12u10, OpenSSL 3.0.19 27 Jan 2026") == (
-        "OpenSSH_9.2p1 Debian-2+deb12u10", "OpenSSL 3.0.19")
+        "OpenSSH_9.2p1 Debian-2+deb12u10",
+        "OpenSSL 3.0.19",
+    )
 
 
 def test_server_side_report_gnu_dd():
-    out = ("0+3398 records in\n0+3398 records out\n"
-           "100000000 bytes (100 MB, 95 MiB) copied, 0.461126 s, 217 MB/s\n"
-           "SSHBENCH-A 2651 (sshd) S 2633 2651 2651 0 -1 4194560 54280 292 2 1 2 8 1 0 20 0 1 0 14107 1\n"
-           "SSHBENCH-B 2651 (sshd) S 2633 2651 2651 0 -1 4194560 124143 292 2 1 14 27 1 0 20 0 1 0 14107 1\n"
-           "SSHBENCH-C 2653 (bash) R 2651 2653 2653 0 -1 4194560 446 12897 2 12 0 0 7 10 20 0 1 0 14129 1\n"
-           "SSHBENCH-HZ 100\n")
+    out = (
+        "0+3398 records in\n0+3398 records out\n"
+        "100000000 bytes (100 MB, 95 MiB) copied, 0.461126 s, 217 MB/s\n"
+        "SSHBENCH-A 2651 (sshd) S 2633 2651 2651 0 -1 4194560 54280 292 2 1 2 8 1 0 20 0 1 0 14107 1\n"
+        "SSHBENCH-B 2651 (sshd) S 2633 2651 2651 0 -1 4194560 124143 292 2 1 14 27 1 0 20 0 1 0 14107 1\n"
+        "SSHBENCH-C 2653 (bash) R 2651 2653 2653 0 -1 4194560 446 12897 2 12 0 0 7 10 20 0 1 0 14129 1\n"
+        "SSHBENCH-HZ 100\n"
+    )
     report = parse_marked(out)
     assert report.received_bytes == 100000000
     assert report.reader_s == 0.461126
@@ -101,11 +110,31 @@ def test_parsers_never_crash_on_arbitrary_text(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([
-    "debug1: kex: algorithm: ", "debug2: peer server KEXINIT proposal", "debug2: KEX algorithms: ",
-    "Transferred: sent ", "SSHBENCH-A ", "SSHBENCH-B ", "SSHBENCH-HZ ", " bytes (1 B) copied, ", ")", "(",
-    "debug1: kex: client->server cipher: x MAC: y compression: ", "1", "0.5", "\n", " ", ",",
-]), max_size=40).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "debug1: kex: algorithm: ",
+                "debug2: peer server KEXINIT proposal",
+                "debug2: KEX algorithms: ",
+                "Transferred: sent ",
+                "SSHBENCH-A ",
+                "SSHBENCH-B ",
+                "SSHBENCH-HZ ",
+                " bytes (1 B) copied, ",
+                ")",
+                "(",
+                "debug1: kex: client->server cipher: x MAC: y compression: ",
+                "1",
+                "0.5",
+                "\n",
+                " ",
+                ",",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
 def test_parsers_never_crash_on_near_miss_text(text):
     parse_ssh_log(text)
     parse_peer_kexinit(text)
@@ -115,10 +144,12 @@ def test_parsers_never_crash_on_near_miss_text(text):
 def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_them():
     from sshbench.clock import reader_data_phase
 
-    out = ("3000000 bytes (3.0 MB, 2.9 MiB) copied, 0.5 s, 6 MB/s\n"
-           "SSHBENCH-TCP 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_sent:5041 bytes_acked:5041 "
-           "bytes_received:3013105 segs_out:73\n"
-           "SSHBENCH-TCP0 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_received:301310 segs_out:9\n")
+    out = (
+        "3000000 bytes (3.0 MB, 2.9 MiB) copied, 0.5 s, 6 MB/s\n"
+        "SSHBENCH-TCP 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_sent:5041 bytes_acked:5041 "
+        "bytes_received:3013105 segs_out:73\n"
+        "SSHBENCH-TCP0 0 0 127.0.0.1:22 127.0.0.1:5555   cubic bytes_received:301310 segs_out:9\n"
+    )
     report = parse_marked(out)
     assert (report.tcp_bytes_received, report.tcp_bytes_before_reader) == (3013105, 301310)
     # a tenth arrived before the reader's clock started: the data phase is 1/0.9 of its clock

@@ -52,8 +52,13 @@ def _stragglers(rng: random.Random) -> float:
     return rng.uniform(0.5, 0.8) if rng.random() < 0.1 else 1.0
 
 
-def simulate(rng: random.Random, truths: dict[str, float], n_rounds: int, cvs: dict[str, float],
-             contamination: Callable[[random.Random], float] = _no_contamination) -> Rates:
+def simulate(
+    rng: random.Random,
+    truths: dict[str, float],
+    n_rounds: int,
+    cvs: dict[str, float],
+    contamination: Callable[[random.Random], float] = _no_contamination,
+) -> Rates:
     """rates[key][round] = truth x round's common factor x lognormal noise x contamination."""
     rates: Rates = {key: {} for key in truths}
     for r in range(n_rounds):
@@ -94,9 +99,13 @@ def median_coverage(n: int, seed: int = 1) -> float:
     return hits / RUNS
 
 
-def ratio_coverage(n: int, true_ratio: float = 1.2, seed: int = 2,
-                   contamination: Callable[[random.Random], float] = _no_contamination,
-                   cvs: dict[str, float] = CV) -> float:
+def ratio_coverage(
+    n: int,
+    true_ratio: float = 1.2,
+    seed: int = 2,
+    contamination: Callable[[random.Random], float] = _no_contamination,
+    cvs: dict[str, float] = CV,
+) -> float:
     """How often the paired interval of a/b covers the true ratio. With contamination the same for
     both sides the log-ratio stays symmetric about ln(true ratio), so the truth is still that."""
     rng = random.Random(seed * 1000 + n)
@@ -253,8 +262,10 @@ def test_rank_groups_shares_ranks_and_reports_decisions() -> None:
 def test_rank_groups_follows_the_paired_ratio_when_medians_disagree() -> None:
     # b's median is higher, but a is faster on average round by round (geometric mean 1.24x):
     # b's three high rounds were rounds in which a was barely slower.
-    rates = {"b": {0: 100.0, 1: 100.0, 2: 100.0, 3: 50.0, 4: 50.0},
-             "a": {0: 90.0, 1: 90.0, 2: 90.0, 3: 100.0, 4: 100.0}}
+    rates = {
+        "b": {0: 100.0, 1: 100.0, 2: 100.0, 3: 50.0, 4: 50.0},
+        "a": {0: 90.0, 1: 90.0, 2: 90.0, 3: 100.0, 4: 100.0},
+    }
     assert statistics.median(rates["b"].values()) > statistics.median(rates["a"].values())
     ranking = rank_groups(rates)
     assert [c.key for c in ranking.combinations] == ["a", "b"]
@@ -310,8 +321,9 @@ def test_ratio_of_b_over_a_is_the_reciprocal(pairs: list[tuple[float, float]]) -
 @given(st.lists(st.tuples(rate, rate, st.floats(min_value=0.1, max_value=1.0)), min_size=3, max_size=12))
 def test_a_shared_round_factor_never_changes_the_paired_ratio(rounds: list[tuple[float, float, float]]) -> None:
     plain = paired_ratio_ci({r: x for r, (x, _, _) in enumerate(rounds)}, {r: y for r, (_, y, _) in enumerate(rounds)})
-    slowed = paired_ratio_ci({r: x * f for r, (x, _, f) in enumerate(rounds)},
-                             {r: y * f for r, (_, y, f) in enumerate(rounds)})
+    slowed = paired_ratio_ci(
+        {r: x * f for r, (x, _, f) in enumerate(rounds)}, {r: y * f for r, (_, y, f) in enumerate(rounds)}
+    )
     assert (slowed.low, slowed.high) == pytest.approx((plain.low, plain.high), rel=1e-6)
 
 
@@ -330,19 +342,26 @@ def test_ranks_are_shared_only_by_tied_neighbours(lists: dict[str, list[float]])
         assert (ranks[i] == ranks[i + 1]) == (pair.decision == "tied")
         assert pair.estimate.ratio >= 1.0 or pair.estimate.method == UNPAIRED_MEDIANS
     assert set(combinations_needing_rounds(ranking)) == {
-        key for p in undecided_pairs(ranking) for key in (p.faster, p.slower)}
+        key for p in undecided_pairs(ranking) for key in (p.faster, p.slower)
+    }
 
 
 def print_figures() -> None:
-    print(f"{RUNS} simulated runs per figure; rounds x U{SLOW_ROUNDS} common-mode; noise CV a {CV['a']:.0%}, "
-          f"b {CV['b']:.0%} (lognormal); stragglers: 10% of trials x U(0.5, 0.8), not shared")
+    print(
+        f"{RUNS} simulated runs per figure; rounds x U{SLOW_ROUNDS} common-mode; noise CV a {CV['a']:.0%}, "
+        f"b {CV['b']:.0%} (lognormal); stragglers: 10% of trials x U(0.5, 0.8), not shared"
+    )
     print(" n  median CI (exact)  paired ratio CI  + stragglers  ratio 1.2: ordered/wrong/undecided  tied (2% CV)")
     for n in range(3, 10):
         d = decisions_20_percent_apart(n)
-        print(f"{n:2d}  {median_coverage(n):6.1%} ({median_ci_coverage(n):5.1%})   {ratio_coverage(n):6.1%}"
-              f"          {ratio_coverage(n, contamination=_stragglers):6.1%}       "
-              f"{d['ordered']:3d} / {d['wrong']} / {d['undecided']:3d}                    {tied_rate(n):6.1%}")
-    print(f"20 rounds, identical truths, 2% CV: tied {tied_rate(20):.1%} paired, {tied_rate(20, paired=False):.1%} unpaired")
+        print(
+            f"{n:2d}  {median_coverage(n):6.1%} ({median_ci_coverage(n):5.1%})   {ratio_coverage(n):6.1%}"
+            f"          {ratio_coverage(n, contamination=_stragglers):6.1%}       "
+            f"{d['ordered']:3d} / {d['wrong']} / {d['undecided']:3d}                    {tied_rate(n):6.1%}"
+        )
+    print(
+        f"20 rounds, identical truths, 2% CV: tied {tied_rate(20):.1%} paired, {tied_rate(20, paired=False):.1%} unpaired"
+    )
 
 
 if __name__ == "__main__":

@@ -65,11 +65,17 @@ def test_quartiles_small_inputs():
 
 
 def test_matrix_does_not_multiply_aead_by_macs():
-    combos = build_matrix(["aes128-gcm@openssh.com", "aes128-ctr"], ["hmac-sha1", "umac-64-etm@openssh.com"],
-                          ["curve25519-sha256"], {"aes128-gcm@openssh.com"})
+    combos = build_matrix(
+        ["aes128-gcm@openssh.com", "aes128-ctr"],
+        ["hmac-sha1", "umac-64-etm@openssh.com"],
+        ["curve25519-sha256"],
+        {"aes128-gcm@openssh.com"},
+    )
     assert [(c.cipher, c.mac) for c in combos] == [
-        ("aes128-gcm@openssh.com", IMPLICIT_MAC), ("aes128-ctr", "hmac-sha1"),
-        ("aes128-ctr", "umac-64-etm@openssh.com")]
+        ("aes128-gcm@openssh.com", IMPLICIT_MAC),
+        ("aes128-ctr", "hmac-sha1"),
+        ("aes128-ctr", "umac-64-etm@openssh.com"),
+    ]
     assert len(handshake_combinations(combos)) == 1
 
 

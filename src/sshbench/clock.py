@@ -87,8 +87,16 @@ def clock_agreement(trials: list[Trial]) -> float | None:
     # Not on shaped or delayed links: there data flows while the remote shell starts, which the same-shape
     # handshake also contains, so wall minus handshake under-reads by design (the reader's clock, scaled
     # by the bytes that arrived before it started, does not).
-    ratios = [t.data_s / t.wall_minus_handshake_s for t in trials
-              if t.kind == "transfer" and t.valid and not t.warmup and t.data_clock == SERVER_READER
-              and t.data_s and t.data_s >= AGREEMENT_MIN_DATA_S and t.wall_minus_handshake_s
-              and not slow_link(t.combination.link)]
+    ratios = [
+        t.data_s / t.wall_minus_handshake_s
+        for t in trials
+        if t.kind == "transfer"
+        and t.valid
+        and not t.warmup
+        and t.data_clock == SERVER_READER
+        and t.data_s
+        and t.data_s >= AGREEMENT_MIN_DATA_S
+        and t.wall_minus_handshake_s
+        and not slow_link(t.combination.link)
+    ]
     return statistics.median(ratios) if ratios else None

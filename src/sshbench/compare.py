@@ -32,9 +32,17 @@ class ComparedRow:
     def label(self) -> str:
         c = self.combination
         link = getattr(c, "link", "loopback")
-        extra = [x for x in (c.kex, None if c.compression == "none" else c.compression,
-                             None if c.tool == "pipe" else c.tool, None if c.direction == "up" else c.direction,
-                             None if link == "loopback" else f"link {link}") if x]
+        extra = [
+            x
+            for x in (
+                c.kex,
+                None if c.compression == "none" else c.compression,
+                None if c.tool == "pipe" else c.tool,
+                None if c.direction == "up" else c.direction,
+                None if link == "loopback" else f"link {link}",
+            )
+            if x
+        ]
         return f"{c.label} [{', '.join(extra)}]"
 
 
@@ -66,14 +74,19 @@ def ratio(run: Summary, baseline: Summary) -> Ratio | None:
     value = run.median_mib_s / baseline.median_mib_s
     if run.cv is None or baseline.cv is None:
         return Ratio(value, None)
-    return Ratio(value, value * math.sqrt(run.cv ** 2 + baseline.cv ** 2))
+    return Ratio(value, value * math.sqrt(run.cv**2 + baseline.cv**2))
 
 
 def _header(result: RunResult, label: str) -> RunHeader:
     env = result.environment
-    return RunHeader(label=label, hostname=env.get("hostname"), cpu_model=env.get("cpu_model"),
-                     client_ssh_version=env.get("client_ssh_version"),
-                     server_ssh_version=env.get("server_ssh_version"), target=env.get("target"))
+    return RunHeader(
+        label=label,
+        hostname=env.get("hostname"),
+        cpu_model=env.get("cpu_model"),
+        client_ssh_version=env.get("client_ssh_version"),
+        server_ssh_version=env.get("server_ssh_version"),
+        target=env.get("target"),
+    )
 
 
 def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> Comparison:
@@ -83,27 +96,35 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
     order: list[Combination] = []
     for summaries in per_run:
         order.extend(c for c in summaries if c not in order)
-    rows, only_in = [], {}
+    rows: list[ComparedRow] = []
+    only_in: dict[str, list[Combination]] = {}
     for combo in order:
         present = [i for i, summaries in enumerate(per_run) if combo in summaries]
         if len(present) == 1:
             only_in.setdefault(labels[present[0]], []).append(combo)
             continue
         base = per_run[0].get(combo)
-        rows.append(ComparedRow(
-            combination=combo,
-            medians=[s[combo].median_mib_s if combo in s else None for s in per_run],
-            ratios=[ratio(s[combo], base) if base is not None and combo in s else None for s in per_run[1:]],
-        ))
+        rows.append(
+            ComparedRow(
+                combination=combo,
+                medians=[s[combo].median_mib_s if combo in s else None for s in per_run],
+                ratios=[ratio(s[combo], base) if base is not None and combo in s else None for s in per_run[1:]],
+            )
+        )
     return Comparison(runs=[_header(r, label) for r, label in zip(results, labels)], rows=rows, only_in=only_in)
 
 
 def only_in_lines(comparison: Comparison) -> list[str]:
     """'only in run N: ...' lines, so that nothing is silently left out of the side-by-side table."""
-    return [f"only in run {label}: {', '.join(ComparedRow(c, [], []).label for c in combos)}"
-            for label, combos in comparison.only_in.items()]
+    return [
+        f"only in run {label}: {', '.join(ComparedRow(c, [], []).label for c in combos)}"
+        for label, combos in comparison.only_in.items()
+    ]
 
 
 def header_lines(comparison: Comparison) -> list[str]:
-    return [f"run {r.label}: {r.hostname or '?'} ({r.cpu_model or '?'}), client {r.client_ssh_version or '?'}, "
-            f"server {r.server_ssh_version or '?'}, {r.target or '?'}" for r in comparison.runs]
+    return [
+        f"run {r.label}: {r.hostname or '?'} ({r.cpu_model or '?'}), client {r.client_ssh_version or '?'}, "
+        f"server {r.server_ssh_version or '?'}, {r.target or '?'}"
+        for r in comparison.runs
+    ]

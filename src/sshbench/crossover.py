@@ -57,9 +57,17 @@ def _settings(args: argparse.Namespace, rate_bit_s: int):
     # takes ~3x as long): both clocks leave out what ssh sends while the remote shell starts (~70 ms
     # here), which would flatter a short compressed transfer.
     size = int(min(max(rate_bit_s / 8 * args.seconds * SIZE_FACTOR, 4 * MIB), 512 * MIB)) // MIB * MIB
-    return RunSettings(ciphers=args.cipher, kex=args.kex, link=f"rate={rate_bit_s}bit", compression="both",
-                       payload=args.payload, file=args.file, size=None if args.file else size,
-                       runs=args.runs, warmup=1)
+    return RunSettings(
+        ciphers=args.cipher,
+        kex=args.kex,
+        link=f"rate={rate_bit_s}bit",
+        compression="both",
+        payload=args.payload,
+        file=args.file,
+        size=None if args.file else size,
+        runs=args.runs,
+        warmup=1,
+    )
 
 
 def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> MeasuredRate:
@@ -84,8 +92,13 @@ def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> Measured
     points = crossover_points(summary.summaries(result)).get(settings.payloads()[0], [])
     raw = raw_tcp_by_link(result.trials).get(link)
     point: CrossoverPoint | None = points[0] if points else None
-    return MeasuredRate(rate_bit_s / 1e6, link, point.plain_mib_s if point else None,
-                        point.zlib_mib_s if point else None, raw.median_mib_s if raw else None)
+    return MeasuredRate(
+        rate_bit_s / 1e6,
+        link,
+        point.plain_mib_s if point else None,
+        point.zlib_mib_s if point else None,
+        raw.median_mib_s if raw else None,
+    )
 
 
 def search(args: argparse.Namespace, err: Console) -> list[MeasuredRate]:
@@ -98,8 +111,14 @@ def search(args: argparse.Namespace, err: Console) -> list[MeasuredRate]:
     measured = {r: measure(args, r, err) for r in grid}
     for _ in range(args.steps):
         ordered = sorted(measured.items())
-        bracket = next(((a, b) for (a, ma), (b, mb) in zip(ordered, ordered[1:])
-                        if ma.ratio and mb.ratio and ma.ratio > 1 >= mb.ratio), None)
+        bracket = next(
+            (
+                (a, b)
+                for (a, ma), (b, mb) in zip(ordered, ordered[1:])
+                if ma.ratio and mb.ratio and ma.ratio > 1 >= mb.ratio
+            ),
+            None,
+        )
         if bracket is None or bracket[1] / bracket[0] < MIN_BRACKET:
             break
         middle = _round_rate(math.sqrt(bracket[0] * bracket[1]))

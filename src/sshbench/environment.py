@@ -22,7 +22,8 @@ def cpu_info(cpuinfo_text: str | None = None) -> dict:
             cpuinfo_text = Path("/proc/cpuinfo").read_text()
         except OSError:
             cpuinfo_text = ""
-    model, flags = None, set()
+    model: str | None = None
+    flags: set[str] = set()
     for line in cpuinfo_text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()

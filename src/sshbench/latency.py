@@ -77,8 +77,13 @@ def summarise_echo(rtts: list[float]) -> dict:
     if not rtts:
         return {"median_us": None, "p90_us": None, "p99_us": None, "max_us": None, "n": 0}
     values = sorted(float(v) for v in rtts)
-    return {"median_us": statistics.median(values), "p90_us": _percentile(values, 90),
-            "p99_us": _percentile(values, 99), "max_us": values[-1], "n": len(values)}
+    return {
+        "median_us": statistics.median(values),
+        "p90_us": _percentile(values, 90),
+        "p99_us": _percentile(values, 99),
+        "max_us": values[-1],
+        "n": len(values),
+    }
 
 
 def echo_argv(ssh_argv: list[str]) -> list[str]:
@@ -113,8 +118,9 @@ def _read_until(fd: int, needle: bytes, deadline: float, buffer: bytearray) -> b
     return True
 
 
-def measure_echo(ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0,
-                 env: dict[str, str] | None = None) -> EchoResult:
+def measure_echo(
+    ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0, env: dict[str, str] | None = None
+) -> EchoResult:
     """Echo `chars` single characters one at a time through `ssh -tt ... cat` and time each round
     trip (microseconds). `ssh_argv`: the ssh program, its options and the destination, no command
     (e.g. ["ssh", *target.client_options(), *target.destination()]). `timeout_s` bounds the whole
@@ -127,8 +133,15 @@ def measure_echo(ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0
     stderr_file = tempfile.NamedTemporaryFile(prefix="sshbench-echo-", suffix=".log", delete=False)
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(echo_argv(ssh_argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr_file, env=env, bufsize=0, start_new_session=True)
+        proc = subprocess.Popen(
+            echo_argv(ssh_argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            env=env,
+            bufsize=0,
+            start_new_session=True,
+        )
     except FileNotFoundError:
         stderr_file.close()
         os.unlink(stderr_file.name)
@@ -141,7 +154,7 @@ def measure_echo(ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0
             why = "ssh exited" if proc.poll() is not None else f"not ready within {timeout_s:.0f} s"
             raise EchoError(f"echo session did not start ({why}): {_tail(stderr_file.name) or 'no message'}")
         result.setup_s = time.monotonic() - started
-        leftover = bytes(buffer[buffer.index(READY) + len(READY):])
+        leftover = bytes(buffer[buffer.index(READY) + len(READY) :])
         if leftover:
             raise EchoError(f"unexpected output after the ready marker: {leftover[:40]!r}")
         for i in range(chars):
@@ -158,8 +171,10 @@ def measure_echo(ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0
                 if ready:
                     got = os.read(out_fd, 64)
                     if not got:
-                        result.error = (f"ssh closed the session at character {i + 1} of {chars}: "
-                                        f"{_tail(stderr_file.name) or 'no message'}")
+                        result.error = (
+                            f"ssh closed the session at character {i + 1} of {chars}: "
+                            f"{_tail(stderr_file.name) or 'no message'}"
+                        )
                         return result
             t1 = time.perf_counter_ns()
             if got != byte:
@@ -191,16 +206,24 @@ def _close(proc: subprocess.Popen[bytes]) -> None:
         proc.stdout.close()
 
 
-def measure_connect(ssh_argv: list[str], n: int = 10, timeout_s: float = 30.0,
-                    env: dict[str, str] | None = None) -> list[float]:
+def measure_connect(
+    ssh_argv: list[str], n: int = 10, timeout_s: float = 30.0, env: dict[str, str] | None = None
+) -> list[float]:
     """Wall times, in seconds, of `n` runs of `ssh ... true` (connect, key exchange, authentication,
     session, remote shell), one after the other. Raises EchoError when one fails or exceeds timeout_s."""
     times = []
     for i in range(n):
         started = time.monotonic()
         try:
-            done = subprocess.run([*ssh_argv, "true"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                  timeout=timeout_s, env=env, errors="replace")
+            done = subprocess.run(
+                [*ssh_argv, "true"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                env=env,
+                errors="replace",
+            )
         except subprocess.TimeoutExpired:
             raise EchoError(f"connection {i + 1} of {n} took over {timeout_s:.0f} s") from None
         elapsed = time.monotonic() - started

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sshbench.cleanup import remove_dead_run_records
 from sshbench.links.namespaces import remove_stale_namespaces
+from sshbench.links.nshost import sweep_stale_hosts
 
 
 def clean_leftovers() -> list[str]:
@@ -14,6 +15,10 @@ def clean_leftovers() -> list[str]:
         # Namespaces are found by name in `ip netns list`, not in a run record: a record written per
         # namespace would be lost with the runtime dir; the name cannot be.
         removed += remove_stale_namespaces()
-    except Exception:  # noqa: BLE001 - a leftover sweep never stops a run; the next run tries again
+    except Exception:  # a leftover sweep never stops a run; the next run tries again
+        pass
+    try:
+        removed += sweep_stale_hosts()  # namespace hosts (scripts/nshost, the tests' second machine)
+    except Exception:
         pass
     return removed

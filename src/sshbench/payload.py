@@ -108,8 +108,10 @@ class PayloadStore:
             return self._files[size]
         free = shutil.disk_usage(self.directory).free
         if free < size + 16 * MIB:
-            raise RunError(f"not enough space in {self.directory} for a {format_size(size)} payload "
-                           f"({format_size(free)} free); use a smaller --size or --max-size")
+            raise RunError(
+                f"not enough space in {self.directory} for a {format_size(size)} payload "
+                f"({format_size(free)} free); use a smaller --size or --max-size"
+            )
         path = self.directory / f"payload-{self.kind}-{size}"
         larger = [s for s in self._files if s > size]
         try:

@@ -31,27 +31,47 @@ class ScheduledTrial:
     calibration: bool = False  # a warm-up trial whose rate sizes the payload
 
 
-def build_matrix(ciphers: list[str], macs: list[str], kexes: list[str], aead_ciphers: set[str],
-                 compression: str | list[str] = NO_COMPRESSION, tool: str | list[str] = "pipe",
-                 direction: str | list[str] = "up", sink: str | list[str] = "null",
-                 payload: str | list[str] = "random", server: str = "openssh", client: str = "openssh",
-                 link: str | list[str] = "loopback") -> list[Combination]:
+def build_matrix(
+    ciphers: list[str],
+    macs: list[str],
+    kexes: list[str],
+    aead_ciphers: set[str],
+    compression: str | list[str] = NO_COMPRESSION,
+    tool: str | list[str] = "pipe",
+    direction: str | list[str] = "up",
+    sink: str | list[str] = "null",
+    payload: str | list[str] = "random",
+    server: str = "openssh",
+    client: str = "openssh",
+    link: str | list[str] = "loopback",
+) -> list[Combination]:
     """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
     own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
     ciphers reads together per setting."""
+
     def as_list(value: str | list[str]) -> list[str]:
         return [value] if isinstance(value, str) else list(value)
 
     combos: list[Combination] = []
     for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
-            as_list(link), as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression),
-            kexes):
+        as_list(link), as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression), kexes
+    ):
         for cipher in ciphers:
             cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
             for mac in cipher_macs:
-                combo = Combination(cipher=cipher, mac=mac, kex=kex, compression=comp, tool=tool_name,
-                                    direction=dir_name, sink=sink_name, payload=payload_kind, server=server,
-                                    client=client, link=link_name)
+                combo = Combination(
+                    cipher=cipher,
+                    mac=mac,
+                    kex=kex,
+                    compression=comp,
+                    tool=tool_name,
+                    direction=dir_name,
+                    sink=sink_name,
+                    payload=payload_kind,
+                    server=server,
+                    client=client,
+                    link=link_name,
+                )
                 if combo not in combos:
                     combos.append(combo)
     return combos
@@ -67,8 +87,14 @@ def handshake_combinations(transfers: list[Combination]) -> list[Combination]:
     return list(seen.values())
 
 
-def schedule(transfers: list[Combination], handshakes: list[Combination], runs: int, warmup: int,
-             calibrate: bool, raw_tcp: Combination | list[Combination] | None = None) -> list[ScheduledTrial]:
+def schedule(
+    transfers: list[Combination],
+    handshakes: list[Combination],
+    runs: int,
+    warmup: int,
+    calibrate: bool,
+    raw_tcp: Combination | list[Combination] | None = None,
+) -> list[ScheduledTrial]:
     """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes.
     Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
     sftp, rsync) has a handshake figure when its calibration probe needs a rate.
@@ -88,15 +114,19 @@ def schedule(transfers: list[Combination], handshakes: list[Combination], runs: 
     return plan
 
 
-def select_algorithms(settings: RunSettings, client: ClientAlgorithms, server: ServerAlgorithms, label: str,
-                      skipped: list[str] | None = None) -> tuple[list[str], list[str], list[str]]:
+def select_algorithms(
+    settings: RunSettings,
+    client: ClientAlgorithms,
+    server: ServerAlgorithms,
+    label: str,
+    skipped: list[str] | None = None,
+) -> tuple[list[str], list[str], list[str]]:
     """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
     client/server pairs), a name this pair cannot speak is left out and listed there instead of
     failing: another pair (an AsyncSSH client for arcfour) may run it."""
     s = settings
 
-    def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str
-               ) -> list[str]:
+    def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str) -> list[str]:
         if skipped is None:
             return select_all(kind, spec, client, server, label)
         chosen: list[str] = []
@@ -127,16 +157,20 @@ def select_algorithms(settings: RunSettings, client: ClientAlgorithms, server: S
     return ciphers, macs, kexes
 
 
-def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings,
-                notices: list[str]) -> list[Combination]:
+def plan_matrix(
+    targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings, notices: list[str]
+) -> list[Combination]:
     """Every combination over every (server, client implementation) pair. With several pairs, an
     algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
     when no pair can."""
     from sshbench.tools import TOOLS
 
     s = settings
-    pairs = [(name, t, client_name, client) for name, t in targets.items()
-             for client_name, client in t.client_implementations().items()]
+    pairs = [
+        (name, t, client_name, client)
+        for name, t in targets.items()
+        for client_name, client in t.client_implementations().items()
+    ]
     combos: list[Combination] = []
     errors: list[UsageError] = []
     for server_name, target, client_name, client in pairs:
@@ -144,8 +178,9 @@ def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], sett
         try:
             ciphers, macs, kexes = select_algorithms(s, client, target.server_algorithms(), target.label, skipped)
             if skipped:
-                notices.append(f"{client_name}/{server_name} leaves out {', '.join(skipped)}: "
-                                           "not spoken by both ends of that pair")
+                notices.append(
+                    f"{client_name}/{server_name} leaves out {', '.join(skipped)}: not spoken by both ends of that pair"
+                )
         except UsageError as err:
             if len(pairs) == 1:
                 raise
@@ -166,10 +201,20 @@ def plan_matrix(targets: dict[str, Target], tools: dict[str, TransferTool], sett
                 notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
                 if notice not in notices:
                     notices.append(notice)
-            combos += build_matrix(ciphers, macs, kexes, client.aead_ciphers, compression=s.compressions(),
-                                   tool=tool.name, direction=s.directions(), sink=sinks, payload=s.payloads(),
-                                   server=server_name, client=client_name,
-                                   link=[p.name for p in s.link_profiles()])
+            combos += build_matrix(
+                ciphers,
+                macs,
+                kexes,
+                client.aead_ciphers,
+                compression=s.compressions(),
+                tool=tool.name,
+                direction=s.directions(),
+                sink=sinks,
+                payload=s.payloads(),
+                server=server_name,
+                client=client_name,
+                link=[p.name for p in s.link_profiles()],
+            )
     if not combos and errors:
         raise errors[0]
     return combos

@@ -38,8 +38,13 @@ TrialCallback = Callable[[int, int, Trial], None]
 
 
 class Runner:
-    def __init__(self, settings: RunSettings, on_trial: TrialCallback | None = None,
-                 on_plan: Callable[[int], None] | None = None, resume_from: RunResult | None = None) -> None:
+    def __init__(
+        self,
+        settings: RunSettings,
+        on_trial: TrialCallback | None = None,
+        on_plan: Callable[[int], None] | None = None,
+        resume_from: RunResult | None = None,
+    ) -> None:
         settings.validate()
         check_target_settings(settings)
         if settings.no_aesni:
@@ -102,8 +107,9 @@ class Runner:
                     self.result.target["servers"] = {name: t.describe() for name, t in self.targets.items()}
             clock.cross_check(self.result.trials)
             self.result.finished_at = time.time()
-        if self.result.status == "complete" and any(s.valid_trials + s.unmeasured_trials == 0
-                                                    for s in summary.summaries(self.result)):
+        if self.result.status == "complete" and any(
+            s.valid_trials + s.unmeasured_trials == 0 for s in summary.summaries(self.result)
+        ):
             self.result.exit_code = 1  # a combination that never worked
         return self.result
 
@@ -125,12 +131,28 @@ class Runner:
             "server_strict_kex": server.strict_kex,
             "client_strict_kex": client.strict_kex,
             "target": label,
-            **({"servers": {name: {"label": t.label, "version": t.server_version,
-                                   "strict_kex": t.server_algorithms().strict_kex}
-                            for name, t in self.targets.items()}} if len(self.targets) > 1 else {}),
+            **(
+                {
+                    "servers": {
+                        name: {
+                            "label": t.label,
+                            "version": t.server_version,
+                            "strict_kex": t.server_algorithms().strict_kex,
+                        }
+                        for name, t in self.targets.items()
+                    }
+                }
+                if len(self.targets) > 1
+                else {}
+            ),
             "payload_kind": f"file {s.file}" if s.file else ",".join(s.payloads()),
-            "payload_size": (format_size(os.path.getsize(s.file)) if s.file else format_size(s.size) if s.size
-                             else f"adaptive (~{s.seconds:g} s per trial, at most {format_size(s.max_size)})"),
+            "payload_size": (
+                format_size(os.path.getsize(s.file))
+                if s.file
+                else format_size(s.size)
+                if s.size
+                else f"adaptive (~{s.seconds:g} s per trial, at most {format_size(s.max_size)})"
+            ),
         }
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
@@ -140,18 +162,24 @@ class Runner:
         payloads = self._files.payloads
         sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in combos}
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
-            combos=combos, target=target, enabled=s.baselines, aesni_env=self.ssh_env,
-            client_crypto_library=self.result.environment.get("client_crypto_library"))
+            combos=combos,
+            target=target,
+            enabled=s.baselines,
+            aesni_env=self.ssh_env,
+            client_crypto_library=self.result.environment.get("client_crypto_library"),
+        )
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
-        raw_tcp_combos = [] if raw_tcp_combo is None else \
-            [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
+        raw_tcp_combos = (
+            [] if raw_tcp_combo is None else [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
+        )
         if (link_details := target.link_details()) is not None:
             self.result.baselines["links"] = link_details
         for raw_combo in raw_tcp_combos:
             sizes[raw_combo] = s.size or min(PROBE_SIZE, s.max_size)
-        plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None,
-                        raw_tcp=raw_tcp_combos or None)
+        plan = schedule(
+            combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None, raw_tcp=raw_tcp_combos or None
+        )
         if self.resume_from is not None:
             plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
@@ -169,17 +197,19 @@ class Runner:
         if ratios:
             self.result.environment["payload_zlib_ratio"] = {k: round(v, 4) for k, v in ratios.items()}
         if FLATTERING_KINDS & set(ratios) and any(c.compression != NO_COMPRESSION for c in self.result.combinations):
-            self.result.notices.append("zero-filled payloads compress ~1000:1: compressed rates on them flatter "
-                                       "compression far beyond real data (use --payload text or --file)")
+            self.result.notices.append(
+                "zero-filled payloads compress ~1000:1: compressed rates on them flatter "
+                "compression far beyond real data (use --payload text or --file)"
+            )
 
-    def _resume_plan(self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
-                     ) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
+    def _resume_plan(
+        self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
+    ) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
         """--resume: refuse if the numbers would not be comparable; else only the trials not stored yet."""
         from sshbench.store import resume
 
         assert self.resume_from is not None
-        resume.check_comparable(self._resumed_environment, self.result.environment, self._resumed_combinations,
-                                combos)
+        resume.check_comparable(self._resumed_environment, self.result.environment, self._resumed_combinations, combos)
         sizes.update(resume.calibrated_sizes(combos, self.result.trials, self.settings))
         return resume.remaining(plan, self.result.trials), sizes
 
@@ -188,11 +218,22 @@ class Runner:
         if self.on_trial:
             self.on_trial(index + 1, total, trial)
         if not trial.valid and not target.alive():
-            raise RunError(f"{target.death_reason() or 'the target died'} during the run; "
-                           f"kept the {self._measured()} trials measured before")
+            raise RunError(
+                f"{target.death_reason() or 'the target died'} during the run; "
+                f"kept the {self._measured()} trials measured before"
+            )
 
-    def _calibrate(self, target: Target, item: ScheduledTrial, trial: Trial, sizes: dict[Combination, int],
-                   payloads: PayloadStore, workdir, index: int, total: int) -> None:
+    def _calibrate(
+        self,
+        target: Target,
+        item: ScheduledTrial,
+        trial: Trial,
+        sizes: dict[Combination, int],
+        payloads: PayloadStore,
+        workdir,
+        index: int,
+        total: int,
+    ) -> None:
         """Size this combination's payload from its probe's rate; re-probe (at most twice, as extra
         warm-up trials) while the probe was too short to time well."""
         s = self.settings
@@ -209,29 +250,48 @@ class Runner:
         if trial.valid and trial.mib_s:
             sizes[item.combination] = size_for_rate(trial.mib_s, s.seconds, s.max_size)
 
-    def _one(self, target: Target, item: ScheduledTrial, sizes: dict[Combination, int], payloads: PayloadStore,
-             workdir) -> Trial:
+    def _one(
+        self, target: Target, item: ScheduledTrial, sizes: dict[Combination, int], payloads: PayloadStore, workdir
+    ) -> Trial:
         if not target.alive():
-            raise RunError(f"{target.death_reason() or 'the target died'} during the run; "
-                           f"kept the {self._measured()} trials measured before")
+            raise RunError(
+                f"{target.death_reason() or 'the target died'} during the run; "
+                f"kept the {self._measured()} trials measured before"
+            )
         size = sizes[item.combination]
         if item.kind == baseline_hooks.raw_tcp.KIND:
             path = self._files.payloads.path_for(size)
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
             link_path = target.raw_tcp_path()
-            return baseline_hooks.raw_tcp.run_raw_tcp_trial(payload=path, payload_bytes=size,
-                                                            repetition=item.repetition, warmup=item.warmup,
-                                                            timeout_s=self.settings.trial_timeout_s,
-                                                            combination=item.combination, path=link_path)
+            return baseline_hooks.raw_tcp.run_raw_tcp_trial(
+                payload=path,
+                payload_bytes=size,
+                repetition=item.repetition,
+                warmup=item.warmup,
+                timeout_s=self.settings.trial_timeout_s,
+                combination=item.combination,
+                path=link_path,
+            )
         combo = item.combination
         target = self.targets.get(combo.server, target)
         paths = self._paths.get(combo.server, self._files)
         files = paths.for_trial(combo, item.kind, size)
         target.before_trial(combo)
-        trial = run_trial(ssh=self.settings.ssh, target=target, tool=self._tool_for(combo), combo=combo,
-                          kind=item.kind, repetition=item.repetition, warmup=item.warmup,
-                          payload=Path(files.local_source), payload_bytes=size, workdir=workdir,
-                          timeout_s=self.settings.trial_timeout_s, env=self.ssh_env, files=files)
+        trial = run_trial(
+            ssh=self.settings.ssh,
+            target=target,
+            tool=self._tool_for(combo),
+            combo=combo,
+            kind=item.kind,
+            repetition=item.repetition,
+            warmup=item.warmup,
+            payload=Path(files.local_source),
+            payload_bytes=size,
+            workdir=workdir,
+            timeout_s=self.settings.trial_timeout_s,
+            env=self.ssh_env,
+            files=files,
+        )
         if item.kind == "transfer":
             paths.check_received(trial, files)
             clock.provisional_wall_clock(trial, self.result.trials)
@@ -245,5 +305,6 @@ class Runner:
 
     def _measured(self) -> int:
         return sum(1 for t in self.result.trials if not t.warmup and t.valid)
+
 
 __all__ = ["Runner"]

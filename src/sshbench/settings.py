@@ -53,8 +53,10 @@ class RunSettings:
         if self.warmup < 0:
             raise UsageError(f"--warmup cannot be negative (got {self.warmup})")
         if self.size is not None and self.size < MIN_SIZE:
-            raise UsageError(f"--size {format_size(self.size)} is too small: at least {format_size(MIN_SIZE)}, "
-                             "or the data phase is too short to time")
+            raise UsageError(
+                f"--size {format_size(self.size)} is too small: at least {format_size(MIN_SIZE)}, "
+                "or the data phase is too short to time"
+            )
         if self.max_size < MIN_SIZE:
             raise UsageError(f"--max-size must be at least {format_size(MIN_SIZE)}")
         if not 0.05 <= self.seconds <= 600:

@@ -12,13 +12,9 @@ from dataclasses import dataclass, field
 # `debug1: kex: algorithm: sntrup761x25519-sha512`
 _KEX_RE = re.compile(r"^debug1: kex: algorithm: (\S+)", re.M)
 # `debug1: kex: client->server cipher: aes128-ctr MAC: hmac-sha2-256-etm@openssh.com compression: none`
-_DIR_RE = re.compile(
-    r"^debug1: kex: (client->server|server->client) cipher: (\S+) MAC: (\S+) compression: (\S+)", re.M
-)
+_DIR_RE = re.compile(r"^debug1: kex: (client->server|server->client) cipher: (\S+) MAC: (\S+) compression: (\S+)", re.M)
 # `Transferred: sent 4972864, received 6464 bytes, in 0.7 seconds`
-_TRANSFERRED_RE = re.compile(
-    r"^Transferred: sent (\d+), received (\d+) bytes, in (\d+(?:\.\d+)?) seconds", re.M
-)
+_TRANSFERRED_RE = re.compile(r"^Transferred: sent (\d+), received (\d+) bytes, in (\d+(?:\.\d+)?) seconds", re.M)
 # `Bytes per second: sent 7364384.9, received 9572.6`
 _BPS_RE = re.compile(r"^Bytes per second: sent (\d+(?:\.\d+)?), received (\d+(?:\.\d+)?)", re.M)
 _REMOTE_VERSION_RE = re.compile(r"^debug1: Remote protocol version [\d.]+, remote software version (.+?)\s*$", re.M)
@@ -110,10 +106,10 @@ def parse_ssh_log(text: str) -> SshLog:
         log.sent_bytes, log.received_bytes, log.transferred_s = int(sent), int(received), float(seconds)
     if m := _BPS_RE.findall(text):
         log.sent_bytes_per_s = float(m[-1][0])
-    if m := _REMOTE_VERSION_RE.search(text):
-        log.remote_version = m.group(1)
-    if m := _LOCAL_VERSION_RE.search(text):
-        log.local_version = m.group(1)
+    if version := _REMOTE_VERSION_RE.search(text):
+        log.remote_version = version.group(1)
+    if local := _LOCAL_VERSION_RE.search(text):
+        log.local_version = local.group(1)
     if m := _EXIT_STATUS_RE.findall(text):
         log.exit_status = int(m[-1])
     if m := _COMPRESS_OUT_RE.findall(text):
@@ -162,14 +158,21 @@ def client_version_banner(text: str) -> tuple[str | None, str | None]:
 
 # What ssh says when it fails, mapped to one line a user can act on.
 _FAILURES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"Unable to negotiate with .*?: no matching (\S+(?: \S+)?) found\. Their offer: (\S+)"),
-     "the server refuses it: no matching {0} (server offers: {1})"),
-    (re.compile(r"Bad SSH2 (cipher|mac|KexAlgorithms) spec '([^']*)'", re.I),
-     "this ssh client does not support {0} '{1}'"),
+    (
+        re.compile(r"Unable to negotiate with .*?: no matching (\S+(?: \S+)?) found\. Their offer: (\S+)"),
+        "the server refuses it: no matching {0} (server offers: {1})",
+    ),
+    (
+        re.compile(r"Bad SSH2 (cipher|mac|KexAlgorithms) spec '([^']*)'", re.I),
+        "this ssh client does not support {0} '{1}'",
+    ),
     (re.compile(r"ssh: connect to host (\S+) port (\d+): (.+)"), "cannot connect to {0} port {1}: {2}"),
     (re.compile(r"ssh: Could not resolve hostname (\S+): (.+)"), "cannot resolve host {0}: {1}"),
-    (re.compile(r"Permission denied \(([^)]*)\)"), "authentication failed (server allows: {0}); "
-     "sshbench runs ssh in BatchMode, so it needs a key or an agent that logs in without a prompt"),
+    (
+        re.compile(r"Permission denied \(([^)]*)\)"),
+        "authentication failed (server allows: {0}); "
+        "sshbench runs ssh in BatchMode, so it needs a key or an agent that logs in without a prompt",
+    ),
     (re.compile(r"Host key verification failed"), "host key verification failed (check known_hosts)"),
     (re.compile(r"Connection (?:closed|reset) by (\S+)"), "connection closed by {0}"),
     (re.compile(r"Connection timed out during banner exchange"), "connection timed out during banner exchange"),

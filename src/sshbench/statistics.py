@@ -132,8 +132,9 @@ class RatioEstimate:
 
     def reciprocal(self) -> RatioEstimate:
         """b over a."""
-        return RatioEstimate(1.0 / self.ratio, 1.0 / self.high, 1.0 / self.low, self.n_pairs,
-                             self.method, self.coverage)
+        return RatioEstimate(
+            1.0 / self.ratio, 1.0 / self.high, 1.0 / self.low, self.n_pairs, self.method, self.coverage
+        )
 
 
 def _check_positive(values: Mapping[int, float]) -> None:
@@ -141,8 +142,9 @@ def _check_positive(values: Mapping[int, float]) -> None:
         raise ValueError("throughputs must be positive")
 
 
-def paired_ratio_ci(a_by_round: Mapping[int, float], b_by_round: Mapping[int, float],
-                    confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:
+def paired_ratio_ci(
+    a_by_round: Mapping[int, float], b_by_round: Mapping[int, float], confidence: float = DEFAULT_CONFIDENCE
+) -> RatioEstimate:
     """a/b from the rounds in which both were measured: d_r = ln(a_r / b_r) per round, the
     estimate exp(mean d) (the geometric mean of the per-round ratios) and a Student t interval on
     mean d, exponentiated.
@@ -162,12 +164,19 @@ def paired_ratio_ci(a_by_round: Mapping[int, float], b_by_round: Mapping[int, fl
     log_ratios = [math.log(a_by_round[r] / b_by_round[r]) for r in rounds]
     centre = statistics.fmean(log_ratios)
     half_width = t_critical(confidence, len(rounds) - 1) * statistics.stdev(log_ratios) / math.sqrt(len(rounds))
-    return RatioEstimate(math.exp(centre), math.exp(centre - half_width), math.exp(centre + half_width),
-                         len(rounds), PAIRED_LOG_T, confidence)
+    return RatioEstimate(
+        math.exp(centre),
+        math.exp(centre - half_width),
+        math.exp(centre + half_width),
+        len(rounds),
+        PAIRED_LOG_T,
+        confidence,
+    )
 
 
-def unpaired_ratio_ci(a_values: Sequence[float], b_values: Sequence[float],
-                      confidence: float = DEFAULT_CONFIDENCE, n_pairs: int = 0) -> RatioEstimate:
+def unpaired_ratio_ci(
+    a_values: Sequence[float], b_values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE, n_pairs: int = 0
+) -> RatioEstimate:
     """Ratio of medians, its interval propagated from each side's median_ci at sqrt(confidence):
     [a_low / b_high, a_high / b_low]. If both intervals hold (probability >= the product of their
     coverages, independent samples) the ratio lies inside, so `coverage` is that product. With one
@@ -178,12 +187,19 @@ def unpaired_ratio_ci(a_values: Sequence[float], b_values: Sequence[float],
     a_low, a_high = median_ci(a_values, each)
     b_low, b_high = median_ci(b_values, each)
     coverage = median_ci_coverage(len(a_values), each) * median_ci_coverage(len(b_values), each)
-    return RatioEstimate(statistics.median(a_values) / statistics.median(b_values), a_low / b_high,
-                         a_high / b_low, n_pairs, UNPAIRED_MEDIANS, coverage)
+    return RatioEstimate(
+        statistics.median(a_values) / statistics.median(b_values),
+        a_low / b_high,
+        a_high / b_low,
+        n_pairs,
+        UNPAIRED_MEDIANS,
+        coverage,
+    )
 
 
-def compare_pair(estimate: RatioEstimate, tie_margin: float = DEFAULT_TIE_MARGIN,
-                 min_coverage: float = DEFAULT_MIN_COVERAGE) -> Decision:
+def compare_pair(
+    estimate: RatioEstimate, tie_margin: float = DEFAULT_TIE_MARGIN, min_coverage: float = DEFAULT_MIN_COVERAGE
+) -> Decision:
     """ordered: the whole interval lies beyond the margin on one side (above 1+m or below 1/(1+m));
     tied: the whole interval lies within [1/(1+m), 1+m]; else undecided. An interval whose actual
     coverage is below `min_coverage` is always undecided."""
@@ -198,8 +214,9 @@ def compare_pair(estimate: RatioEstimate, tie_margin: float = DEFAULT_TIE_MARGIN
     return "undecided"
 
 
-def pairs_to_decide(estimate: RatioEstimate, tie_margin: float = DEFAULT_TIE_MARGIN,
-                    confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+def pairs_to_decide(
+    estimate: RatioEstimate, tie_margin: float = DEFAULT_TIE_MARGIN, confidence: float = DEFAULT_CONFIDENCE
+) -> int | None:
     """About how many paired rounds in all would decide this pair if the spread stays as measured
     (the interval narrows as t(n-1)/sqrt(n)): what more time would buy, as pyperf's "needed runs".
     None when it cannot tell: an unpaired estimate, or a ratio on the margin's edge."""
@@ -268,9 +285,12 @@ def _paired_order(rates: Mapping[K, Mapping[int, float]], confidence: float) -> 
     return order
 
 
-def rank_groups(rates: Mapping[K, Mapping[int, float]], tie_margin: float = DEFAULT_TIE_MARGIN,
-                confidence: float = DEFAULT_CONFIDENCE,
-                min_coverage: float = DEFAULT_MIN_COVERAGE) -> Ranking[K]:
+def rank_groups(
+    rates: Mapping[K, Mapping[int, float]],
+    tie_margin: float = DEFAULT_TIE_MARGIN,
+    confidence: float = DEFAULT_CONFIDENCE,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+) -> Ranking[K]:
     """Rank combinations (rates[key][round] = MiB/s, measured rounds only) fastest first, decide
     each neighbour pair with paired_ratio_ci + compare_pair, and give tied neighbours one rank."""
     if any(not by_round for by_round in rates.values()):
@@ -285,11 +305,16 @@ def rank_groups(rates: Mapping[K, Mapping[int, float]], tie_margin: float = DEFA
         ranks.append(ranks[-1] if pair.decision == "tied" else i + 1)
     ranked = []
     for i, key in enumerate(order):
-        neighbours = pairs[max(i - 1, 0):i + 1]
-        ranked.append(RankedCombination(
-            key=key, median=statistics.median(rates[key].values()), rank=ranks[i],
-            shared=any(p.decision == "tied" for p in neighbours),
-            decided=all(p.decision != "undecided" for p in neighbours)))
+        neighbours = pairs[max(i - 1, 0) : i + 1]
+        ranked.append(
+            RankedCombination(
+                key=key,
+                median=statistics.median(rates[key].values()),
+                rank=ranks[i],
+                shared=any(p.decision == "tied" for p in neighbours),
+                decided=all(p.decision != "undecided" for p in neighbours),
+            )
+        )
     return Ranking(ranked, pairs)
 
 
@@ -332,8 +357,7 @@ def modified_z_outliers(values: Sequence[float], threshold: float = OUTLIER_Z) -
     return [i for i, z in enumerate(modified_z_scores(values)) if abs(z) > threshold]
 
 
-def slow_first_trial(values: Sequence[float], threshold: float = OUTLIER_Z,
-                     higher_is_faster: bool = True) -> bool:
+def slow_first_trial(values: Sequence[float], threshold: float = OUTLIER_Z, higher_is_faster: bool = True) -> bool:
     """hyperfine's warning: the first measured value (in the order run) is an outlier on the slow
     side, a sign of caches, CPU frequency or a daemon still settling: add warm-up. For throughput
     slow means low (`higher_is_faster`); for times pass False."""

@@ -43,14 +43,40 @@ class Summary:
     def to_json(self) -> dict:
         c = self.combination
         return {
-            "cipher": c.cipher, "mac": c.mac, "kex": c.kex, "compression": c.compression,
-            "tool": c.tool, "direction": c.direction, "sink": c.sink, "payload": c.payload,
-            "server": c.server, "client": c.client, "link": c.link,
-            **{k: getattr(self, k) for k in (
-                "valid_trials", "invalid_trials", "payload_bytes", "median_mib_s", "min_mib_s", "max_mib_s",
-                "q1_mib_s", "q3_mib_s", "iqr_mib_s", "cv", "relative_to_fastest", "client_cpu_s_per_gib",
-                "server_cpu_s_per_gib", "median_data_s", "median_wall_s", "wide_spread", "wire_ratio",
-                "unmeasured_trials")},
+            "cipher": c.cipher,
+            "mac": c.mac,
+            "kex": c.kex,
+            "compression": c.compression,
+            "tool": c.tool,
+            "direction": c.direction,
+            "sink": c.sink,
+            "payload": c.payload,
+            "server": c.server,
+            "client": c.client,
+            "link": c.link,
+            **{
+                k: getattr(self, k)
+                for k in (
+                    "valid_trials",
+                    "invalid_trials",
+                    "payload_bytes",
+                    "median_mib_s",
+                    "min_mib_s",
+                    "max_mib_s",
+                    "q1_mib_s",
+                    "q3_mib_s",
+                    "iqr_mib_s",
+                    "cv",
+                    "relative_to_fastest",
+                    "client_cpu_s_per_gib",
+                    "server_cpu_s_per_gib",
+                    "median_data_s",
+                    "median_wall_s",
+                    "wide_spread",
+                    "wire_ratio",
+                    "unmeasured_trials",
+                )
+            },
         }
 
 
@@ -130,34 +156,62 @@ def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Sum
     summaries = []
     for combo, group in groups.items():
         valid = [t for t in group if t.valid and t.mib_s is not None]
-        rates = sorted(t.mib_s for t in valid)  # type: ignore[misc]
+        rates = sorted(t.mib_s for t in valid if t.mib_s is not None)
         if rates:
             q1, q3 = quartiles(rates)
             cv = coefficient_of_variation(rates)
-            summaries.append(Summary(
-                combination=combo, valid_trials=len(valid),
-                invalid_trials=sum(1 for t in group if not t.valid),
-                unmeasured_trials=sum(1 for t in group if t.valid and t.mib_s is None),
-                payload_bytes=max(t.payload_bytes for t in valid),
-                median_mib_s=statistics.median(rates), min_mib_s=rates[0], max_mib_s=rates[-1],
-                q1_mib_s=q1, q3_mib_s=q3, iqr_mib_s=q3 - q1, cv=cv, relative_to_fastest=None,
-                client_cpu_s_per_gib=_cpu_per_gib(valid, "client_cpu_s", fixed_costs.get(combo.shape, (None,) * 3)[1]),
-                server_cpu_s_per_gib=_cpu_per_gib(
-                    valid, "server_cpu_s",
-                    fixed_costs.get(combo.shape, (None,) * 3)[2] if _connection_scoped(valid) else None),
-                wire_ratio=_wire_ratio(valid),
-                median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
-                median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
-                wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
-            ))
+            summaries.append(
+                Summary(
+                    combination=combo,
+                    valid_trials=len(valid),
+                    invalid_trials=sum(1 for t in group if not t.valid),
+                    unmeasured_trials=sum(1 for t in group if t.valid and t.mib_s is None),
+                    payload_bytes=max(t.payload_bytes for t in valid),
+                    median_mib_s=statistics.median(rates),
+                    min_mib_s=rates[0],
+                    max_mib_s=rates[-1],
+                    q1_mib_s=q1,
+                    q3_mib_s=q3,
+                    iqr_mib_s=q3 - q1,
+                    cv=cv,
+                    relative_to_fastest=None,
+                    client_cpu_s_per_gib=_cpu_per_gib(
+                        valid, "client_cpu_s", fixed_costs.get(combo.shape, (None,) * 3)[1]
+                    ),
+                    server_cpu_s_per_gib=_cpu_per_gib(
+                        valid,
+                        "server_cpu_s",
+                        fixed_costs.get(combo.shape, (None,) * 3)[2] if _connection_scoped(valid) else None,
+                    ),
+                    wire_ratio=_wire_ratio(valid),
+                    median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
+                    median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
+                    wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
+                )
+            )
         else:
-            summaries.append(Summary(
-                combination=combo, valid_trials=0, invalid_trials=sum(1 for t in group if not t.valid),
-                unmeasured_trials=sum(1 for t in group if t.valid), payload_bytes=group[0].payload_bytes,
-                median_mib_s=None, min_mib_s=None, max_mib_s=None, q1_mib_s=None, q3_mib_s=None,
-                iqr_mib_s=None, cv=None, relative_to_fastest=None, client_cpu_s_per_gib=None,
-                server_cpu_s_per_gib=None, median_data_s=None, median_wall_s=None, wide_spread=False,
-            ))
+            summaries.append(
+                Summary(
+                    combination=combo,
+                    valid_trials=0,
+                    invalid_trials=sum(1 for t in group if not t.valid),
+                    unmeasured_trials=sum(1 for t in group if t.valid),
+                    payload_bytes=group[0].payload_bytes,
+                    median_mib_s=None,
+                    min_mib_s=None,
+                    max_mib_s=None,
+                    q1_mib_s=None,
+                    q3_mib_s=None,
+                    iqr_mib_s=None,
+                    cv=None,
+                    relative_to_fastest=None,
+                    client_cpu_s_per_gib=None,
+                    server_cpu_s_per_gib=None,
+                    median_data_s=None,
+                    median_wall_s=None,
+                    wide_spread=False,
+                )
+            )
     # One ranking per client/server implementation pair: an AsyncSSH (Python) row is never "x fastest"
     # of an OpenSSH row. OpenSSH's own pair first, then the others by name.
     fastest: dict[tuple[str, str], float] = {}
@@ -169,8 +223,14 @@ def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Sum
         best = fastest.get(implementation_pair(s.combination))
         if best and s.median_mib_s:
             s.relative_to_fastest = best / s.median_mib_s
-    summaries.sort(key=lambda s: (implementation_order(s.combination), s.median_mib_s is None,
-                                  -(s.median_mib_s or 0.0), s.combination))
+    summaries.sort(
+        key=lambda s: (
+            implementation_order(s.combination),
+            s.median_mib_s is None,
+            -(s.median_mib_s or 0.0),
+            s.combination,
+        )
+    )
     return summaries
 
 
@@ -212,19 +272,36 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
     for (kex, compression, tool, direction, sink, server, client, link), group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
-        out.append(HandshakeSummary(
-            kex=kex, valid_trials=len(walls), median_ms=_median_or_none(walls),
-            min_ms=walls[0] if walls else None, max_ms=walls[-1] if walls else None,
-            client_cpu_ms=_median_or_none(cpus), compression=compression, tool=tool, direction=direction,
-            sink=sink, server=server, client=client, link=link,
-        ))
+        out.append(
+            HandshakeSummary(
+                kex=kex,
+                valid_trials=len(walls),
+                median_ms=_median_or_none(walls),
+                min_ms=walls[0] if walls else None,
+                max_ms=walls[-1] if walls else None,
+                client_cpu_ms=_median_or_none(cpus),
+                compression=compression,
+                tool=tool,
+                direction=direction,
+                sink=sink,
+                server=server,
+                client=client,
+                link=link,
+            )
+        )
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
     return out
 
 
 def _cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
-    """A figure derived from a result, computed once per state of its trials (reports ask from many places)."""
-    key = (len(result.trials), result.finished_at, result.status)
+    """A figure derived from a result, computed once per state of its trials (reports ask from many places).
+    The key is every trial's identity and the fields a summary reads that change after a trial is added
+    (the end-of-run cross-check sets data_s; a caller may invalidate a trial)."""
+    key = (
+        result.finished_at,
+        result.status,
+        tuple((id(t), t.valid, t.data_s, t.wall_minus_handshake_s) for t in result.trials),
+    )
     hit = result.cache.get(name)
     if hit is None or hit[0] != key:
         hit = result.cache[name] = (key, compute())

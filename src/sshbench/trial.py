@@ -27,8 +27,14 @@ def algorithm_options(combo: Combination) -> list[str]:
     """Pin every algorithm so that nothing is left to negotiation (and -v shows what was used).
     As -o options, which ssh, scp, sftp and rsync's `-e ssh` all accept (scp and sftp have no -m);
     command-line -o options take precedence over any ssh_config."""
-    opts = ["-o", f"Ciphers={combo.cipher}", "-o", f"KexAlgorithms={combo.kex}",
-            "-o", "Compression=" + ("no" if combo.compression == NO_COMPRESSION else "yes")]
+    opts = [
+        "-o",
+        f"Ciphers={combo.cipher}",
+        "-o",
+        f"KexAlgorithms={combo.kex}",
+        "-o",
+        "Compression=" + ("no" if combo.compression == NO_COMPRESSION else "yes"),
+    ]
     if combo.mac != IMPLICIT_MAC:
         opts += ["-o", f"MACs={combo.mac}"]
     return opts
@@ -42,8 +48,12 @@ def check_negotiated(combo: Combination, negotiated: Negotiated) -> str | None:
     """Why the negotiated algorithms disqualify a trial, or None if they are what was asked."""
     expected_compression = combo.compression
     wanted = {"kex": combo.kex, "cipher": combo.cipher, "mac": combo.mac, "compression": expected_compression}
-    got = {"kex": negotiated.kex, "cipher": negotiated.cipher, "mac": negotiated.mac,
-           "compression": negotiated.compression}
+    got = {
+        "kex": negotiated.kex,
+        "cipher": negotiated.cipher,
+        "mac": negotiated.mac,
+        "compression": negotiated.compression,
+    }
     if all(v is None for v in got.values()):
         return "no negotiated algorithms in ssh -v output"
     for key, want in wanted.items():
@@ -61,29 +71,57 @@ class RunningProcess:
     current: subprocess.Popen[bytes] | None = None
 
 
-def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combination, kind: str, repetition: int,
-              warmup: bool, payload: Path | None, payload_bytes: int, workdir: Path, timeout_s: float,
-              env: dict[str, str] | None = None, files: TrialFiles | None = None) -> Trial:
+def run_trial(
+    *,
+    ssh: str,
+    target: Target,
+    tool: TransferTool,
+    combo: Combination,
+    kind: str,
+    repetition: int,
+    warmup: bool,
+    payload: Path | None,
+    payload_bytes: int,
+    workdir: Path,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    files: TrialFiles | None = None,
+) -> Trial:
     """One connection. `kind == "handshake"` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
     from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
     where it must differ from ours (--no-aesni sets OPENSSL_ia32cap)."""
-    trial = Trial(combination=combo, kind=kind, repetition=repetition, warmup=warmup,
-                  payload_bytes=payload_bytes if kind == "transfer" else 0, started_at=time.time())
+    trial = Trial(
+        combination=combo,
+        kind=kind,
+        repetition=repetition,
+        warmup=warmup,
+        payload_bytes=payload_bytes if kind == "transfer" else 0,
+        started_at=time.time(),
+    )
     if files is None:
         source = payload if (kind == "transfer" and payload is not None) else Path(os.devnull)
-        files = TrialFiles(local_source=str(source), remote_source=None, remote_sink="/dev/null",
-                           local_sink="/dev/null")
+        files = TrialFiles(
+            local_source=str(source), remote_source=None, remote_sink="/dev/null", local_sink="/dev/null"
+        )
     options = [*target.client_options(), *algorithm_options(combo)]
     invocation = tool.invocation(ssh, options, target.host_arg(), combo.direction, files, workdir)
     out_path, err_path = workdir / "trial.out", workdir / "trial.err"
     server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
-    with open(invocation.stdin, "rb") as stdin, open(invocation.stdout or out_path, "wb") as out, \
-            open(err_path, "wb") as err:
+    with (
+        open(invocation.stdin, "rb") as stdin,
+        open(invocation.stdout or out_path, "wb") as out,
+        open(err_path, "wb") as err,
+    ):
         start = time.perf_counter()
-        proc = subprocess.Popen([*target.client_prefix(), *invocation.argv], stdin=stdin, stdout=out, stderr=err,
-                                start_new_session=True,
-                                env=env if env is not None else target.client_env())
+        proc = subprocess.Popen(
+            [*target.client_prefix(), *invocation.argv],
+            stdin=stdin,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            env=env if env is not None else target.client_env(),
+        )
         RunningProcess.current = proc
         timed_out = threading.Event()
 
@@ -110,8 +148,12 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
     stdout = "" if invocation.stdout else out_path.read_text(errors="replace")
     stderr = err_path.read_text(errors="replace")
     log = parse_ssh_log(stderr)
-    trial.negotiated = Negotiated(cipher=log.negotiated.cipher, mac=log.negotiated.mac,
-                                  kex=log.negotiated.kex, compression=log.negotiated.compression)
+    trial.negotiated = Negotiated(
+        cipher=log.negotiated.cipher,
+        mac=log.negotiated.mac,
+        kex=log.negotiated.kex,
+        compression=log.negotiated.compression,
+    )
     trial.sent_bytes, trial.received_bytes = log.sent_bytes, log.received_bytes
     trial.ssh_reported_s = log.transferred_s
     trial.remote_version = log.remote_version
@@ -137,13 +179,23 @@ def run_trial(*, ssh: str, target: Target, tool: TransferTool, combo: Combinatio
 
 
 # A write error at the sink (a full disk) names the file; the tool's own words say which.
-_SINK_ERROR = re.compile(r"^(?:dd: |scp: |remote |)(?:error writing |writing to |)'?([^':\"]*)'?: "
-                         r"(No space left on device|Disk quota exceeded|Read-only file system|Permission denied)"
-                         r"|write failed on \"([^\"]+)\": (No space left on device|Disk quota exceeded)", re.M)
+_SINK_ERROR = re.compile(
+    r"^(?:dd: |scp: |remote |)(?:error writing |writing to |)'?([^':\"]*)'?: "
+    r"(No space left on device|Disk quota exceeded|Read-only file system|Permission denied)"
+    r"|write failed on \"([^\"]+)\": (No space left on device|Disk quota exceeded)",
+    re.M,
+)
 
 
-def _invalid_reason(trial: Trial, combo: Combination, tool: TransferTool, timed_out: bool, timeout_s: float,
-                    stderr: str, stdout: str = "") -> str | None:
+def _invalid_reason(
+    trial: Trial,
+    combo: Combination,
+    tool: TransferTool,
+    timed_out: bool,
+    timeout_s: float,
+    stderr: str,
+    stdout: str = "",
+) -> str | None:
     if timed_out:
         return f"timed out after {timeout_s:.0f} s"
     if trial.exit_status != 0:
@@ -155,8 +207,13 @@ def _invalid_reason(trial: Trial, combo: Combination, tool: TransferTool, timed_
             return "the sink is full (No space left on device)"
         why = explain_failure(stderr)
         if why is None:
-            lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("debug", "SSHBENCH-"))
-                     and not ln.startswith(("Transferred:", "Bytes per second:"))]
+            lines = [
+                ln
+                for ln in stderr.splitlines()
+                if ln.strip()
+                and not ln.startswith(("debug", "SSHBENCH-"))
+                and not ln.startswith(("Transferred:", "Bytes per second:"))
+            ]
             why = lines[-1] if lines else "no message"
         return f"{tool.program} exited with status {trial.exit_status}: {why}"
     mismatch = check_negotiated(combo, trial.negotiated)

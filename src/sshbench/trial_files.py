@@ -20,14 +20,17 @@ class TrialPaths:
     the server, sink files (removed after each trial), empty files for handshakes, and integrity
     checks of what arrived."""
 
-    def __init__(self, target: Target, cleanup: Cleanup, workdir: Path, combos: list[Combination],
-                 settings: RunSettings) -> None:
+    def __init__(
+        self, target: Target, cleanup: Cleanup, workdir: Path, combos: list[Combination], settings: RunSettings
+    ) -> None:
         self.target = target
         self.cleanup = cleanup
         self.workdir = workdir
         self.settings = settings
-        self.stores = {kind: PayloadStore(workdir, kind, Path(settings.file) if kind == "file" else None)
-                       for kind in settings.payloads()}
+        self.stores = {
+            kind: PayloadStore(workdir, kind, Path(settings.file) if kind == "file" and settings.file else None)
+            for kind in settings.payloads()
+        }
         self.payloads = next(iter(self.stores.values()))  # the raw TCP control's payload
         self.empty = workdir / "empty"
         self.empty.touch()
@@ -86,8 +89,9 @@ class TrialPaths:
         sink_name = f"sink-{combo.tool}"
         remote_sink = "/dev/null" if combo.sink == "null" else f"{self._server_dir(combo.sink)}/{sink_name}"
         local_sink = "/dev/null" if combo.sink == "null" else f"{self._local_dir(combo.sink)}/{sink_name}"
-        return TrialFiles(local_source=local_source, remote_source=remote_source, remote_sink=remote_sink,
-                          local_sink=local_sink)
+        return TrialFiles(
+            local_source=local_source, remote_source=remote_source, remote_sink=remote_sink, local_sink=local_sink
+        )
 
     def check_received(self, trial: Trial, files: TrialFiles) -> None:
         """After the timed phase: the sink file's size (and SHA-256 with --verify) against the payload's;
@@ -100,8 +104,11 @@ class TrialPaths:
         try:
             if not trial.valid:
                 return
-            expected = self.stores[combo.payload].digest(self.payload(combo, trial.payload_bytes)) \
-                if self.verify_on(combo) else None
+            expected = (
+                self.stores[combo.payload].digest(self.payload(combo, trial.payload_bytes))
+                if self.verify_on(combo)
+                else None
+            )
             if down or not self.needs_remote_copy:
                 if not os.path.exists(sink):
                     trial.valid, trial.invalid_reason = False, f"nothing arrived at {sink}"

@@ -8,10 +8,17 @@ MIB = 1024 * 1024
 GIB = 1024 * MIB
 
 _UNITS = {
-    "": 1, "b": 1,
-    "k": 1024, "kb": 1000, "kib": 1024,
-    "m": MIB, "mb": 1000**2, "mib": MIB,
-    "g": GIB, "gb": 1000**3, "gib": GIB,
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1000,
+    "kib": 1024,
+    "m": MIB,
+    "mb": 1000**2,
+    "mib": MIB,
+    "g": GIB,
+    "gb": 1000**3,
+    "gib": GIB,
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 

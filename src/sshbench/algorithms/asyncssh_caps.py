@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 # The `cryptography` primitive behind each AsyncSSH cipher that OpenSSL keeps in its legacy provider
 # (3DES stays in the default provider of OpenSSL 3.0; SEED is legacy too).
 LEGACY_PRIMITIVE_OF: dict[str, str] = {
-    "arcfour": "RC4", "arcfour128": "RC4", "arcfour256": "RC4",
-    "blowfish-cbc": "Blowfish", "cast128-cbc": "CAST5", "seed-cbc@ssh.com": "SEED", "3des-cbc": "3DES",
+    "arcfour": "RC4",
+    "arcfour128": "RC4",
+    "arcfour256": "RC4",
+    "blowfish-cbc": "Blowfish",
+    "cast128-cbc": "CAST5",
+    "seed-cbc@ssh.com": "SEED",
+    "3des-cbc": "3DES",
 }
 
 ASYNCSSH_INSTALL_HINT = "install it: pip install 'asyncssh>=2.14' cryptography (or pip install -e .)"
@@ -37,20 +42,25 @@ def _probe_primitive(name: str) -> str | None:
             "Blowfish": lambda: Cipher(old.Blowfish(bytes(16)), modes.CBC(bytes(8))),
             "CAST5": lambda: Cipher(old.CAST5(bytes(16)), modes.CBC(bytes(8))),
             "SEED": lambda: Cipher(old.SEED(bytes(16)), modes.CBC(bytes(16))),
-            "3DES": lambda: Cipher((getattr(old, "TripleDES", None) or current.TripleDES)(bytes(24)), modes.CBC(bytes(8))),
+            "3DES": lambda: Cipher(
+                (getattr(old, "TripleDES", None) or current.TripleDES)(bytes(24)), modes.CBC(bytes(8))
+            ),
         }
         makers[name]().encryptor().update(bytes(16))
     except AttributeError:
         return f"this cryptography build has no {name}"
     except Exception as err:  # UnsupportedAlgorithm and friends: the OpenSSL under it lacks the cipher
         why = str(err).strip() or type(err).__name__
-        hint = " (CRYPTOGRAPHY_OPENSSL_NO_LEGACY is set)" if os.environ.get("CRYPTOGRAPHY_OPENSSL_NO_LEGACY") else \
-            " (its OpenSSL has no legacy provider)"
+        hint = (
+            " (CRYPTOGRAPHY_OPENSSL_NO_LEGACY is set)"
+            if os.environ.get("CRYPTOGRAPHY_OPENSSL_NO_LEGACY")
+            else " (its OpenSSL has no legacy provider)"
+        )
         return f"cryptography cannot run {name}: {why}{hint if name != '3DES' else ''}"
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def primitive_problem(name: str) -> str | None:
     return _probe_primitive(name)
 
@@ -84,8 +94,9 @@ def asyncssh_algorithms() -> AsyncsshAlgorithms:
         from asyncssh import kex as a_kex
         from asyncssh import mac as a_mac
     except ImportError as err:
-        return AsyncsshAlgorithms(version=None, missing_reason=f"AsyncSSH is not installed ({err}); "
-                                                              f"{ASYNCSSH_INSTALL_HINT}")
+        return AsyncsshAlgorithms(
+            version=None, missing_reason=f"AsyncSSH is not installed ({err}); {ASYNCSSH_INSTALL_HINT}"
+        )
 
     def names(items: list[bytes]) -> list[str]:
         return [x.decode("ascii") for x in items]
@@ -106,5 +117,3 @@ def asyncssh_algorithms() -> AsyncsshAlgorithms:
     out.default_macs = names(a_mac.get_default_mac_algs())
     out.default_kex = [k for k in names(a_kex.get_default_kex_algs()) if k in out.kex]
     return out
-
-

@@ -24,27 +24,55 @@ from sshbench.algorithms.lists import LEGACY_CIPHERS, LEGACY_MACS
 
 # Every cipher named in ../shared/seeds (SSH names), in the order a reader meets them.
 SEED_CIPHERS: tuple[str, ...] = (
-    "aes128-ctr", "aes192-ctr", "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com",
-    "chacha20-poly1305@openssh.com", "aes128-cbc", "aes192-cbc", "aes256-cbc", "3des-cbc",
-    "arcfour", "arcfour128", "arcfour256", "blowfish-cbc", "cast128-cbc", "rijndael-cbc@lysator.liu.se",
+    "aes128-ctr",
+    "aes192-ctr",
+    "aes256-ctr",
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-cbc",
+    "aes192-cbc",
+    "aes256-cbc",
+    "3des-cbc",
+    "arcfour",
+    "arcfour128",
+    "arcfour256",
+    "blowfish-cbc",
+    "cast128-cbc",
+    "rijndael-cbc@lysator.liu.se",
 )
 # Every MAC named in the seeds.
 SEED_MACS: tuple[str, ...] = (
-    "umac-64-etm@openssh.com", "umac-128-etm@openssh.com", "umac-64@openssh.com", "umac-128@openssh.com",
-    "hmac-sha1", "hmac-sha1-etm@openssh.com", "hmac-sha1-96", "hmac-sha1-96-etm@openssh.com",
-    "hmac-sha2-256", "hmac-sha2-256-etm@openssh.com", "hmac-sha2-512", "hmac-sha2-512-etm@openssh.com",
-    "hmac-md5", "hmac-md5-etm@openssh.com", "hmac-md5-96", "hmac-md5-96-etm@openssh.com",
-    "hmac-ripemd160", "hmac-ripemd160@openssh.com", "hmac-ripemd160-etm@openssh.com",
+    "umac-64-etm@openssh.com",
+    "umac-128-etm@openssh.com",
+    "umac-64@openssh.com",
+    "umac-128@openssh.com",
+    "hmac-sha1",
+    "hmac-sha1-etm@openssh.com",
+    "hmac-sha1-96",
+    "hmac-sha1-96-etm@openssh.com",
+    "hmac-sha2-256",
+    "hmac-sha2-256-etm@openssh.com",
+    "hmac-sha2-512",
+    "hmac-sha2-512-etm@openssh.com",
+    "hmac-md5",
+    "hmac-md5-etm@openssh.com",
+    "hmac-md5-96",
+    "hmac-md5-96-etm@openssh.com",
+    "hmac-ripemd160",
+    "hmac-ripemd160@openssh.com",
+    "hmac-ripemd160-etm@openssh.com",
 )
 
 # Names no implementation sshbench can drive speaks any more: the reason shown for them.
 NOBODY_SPEAKS: dict[str, str] = {
     "rijndael-cbc@lysator.liu.se": "removed from OpenSSH in 7.6 (an old alias of aes256-cbc); "
-                                   "neither Dropbear nor AsyncSSH has it",
+    "neither Dropbear nor AsyncSSH has it",
     "hmac-ripemd160": "removed from OpenSSH in 7.6; neither Dropbear nor AsyncSSH has it",
     "hmac-ripemd160@openssh.com": "removed from OpenSSH in 7.6; neither Dropbear nor AsyncSSH has it",
     "hmac-ripemd160-etm@openssh.com": "removed from OpenSSH in 7.6; neither Dropbear nor AsyncSSH has it",
 }
+
 
 def legacy_hint(kind: str, name: str) -> str:
     """The end of the error for a name the OpenSSH client cannot speak: who can, and how."""
@@ -53,8 +81,10 @@ def legacy_hint(kind: str, name: str) -> str:
     algs = asyncssh_algorithms()
     listed = algs.ciphers if kind == "cipher" else algs.macs if kind == "mac" else algs.kex
     if name in listed:
-        return (" (removed from OpenSSH in 7.6; this ssh client cannot speak it: `--server asyncssh` runs it "
-                "between AsyncSSH's own client and server)")
+        return (
+            " (removed from OpenSSH in 7.6; this ssh client cannot speak it: `--server asyncssh` runs it "
+            "between AsyncSSH's own client and server)"
+        )
     if name in algs.unavailable:
         return f" (removed from OpenSSH in 7.6; AsyncSSH could run it, but {algs.unavailable[name]})"
     if algs.missing_reason:
@@ -63,6 +93,7 @@ def legacy_hint(kind: str, name: str) -> str:
 
 
 # --- `sshbench algorithms --all` -------------------------------------------------------------------
+
 
 @dataclass
 class Offer:

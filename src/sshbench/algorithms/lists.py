@@ -16,8 +16,7 @@ from sshbench.errors import RunError
 KEX_PSEUDO_PREFIXES = ("ext-info-", "kex-strict-")
 
 # Removed from OpenSSH 7.6 (2017) but measured by the seeds; named so the error says why.
-LEGACY_CIPHERS = {"arcfour", "arcfour128", "arcfour256", "blowfish-cbc", "cast128-cbc",
-                  "rijndael-cbc@lysator.liu.se"}
+LEGACY_CIPHERS = {"arcfour", "arcfour128", "arcfour256", "blowfish-cbc", "cast128-cbc", "rijndael-cbc@lysator.liu.se"}
 LEGACY_MACS = {"hmac-ripemd160", "hmac-ripemd160@openssh.com", "hmac-ripemd160-etm@openssh.com"}
 
 KINDS = ("cipher", "mac", "kex")
@@ -79,17 +78,22 @@ def parse_ssh_G(text: str) -> dict[str, str]:
     return out
 
 
-def client_algorithms(ssh: str = "ssh", config_args: list[str] | None = None, host: str = "127.0.0.1") -> ClientAlgorithms:
+def client_algorithms(
+    ssh: str = "ssh", config_args: list[str] | None = None, host: str = "127.0.0.1"
+) -> ClientAlgorithms:
     """The local ssh's supported and default algorithms. `config_args` (e.g. ['-F', '/dev/null'])
     decide whose defaults: the bare client's, or those a user's ssh_config gives `host`."""
     aead = set(_ssh_query(ssh, "cipher-auth"))
     algs = ClientAlgorithms(
-        ciphers=_ssh_query(ssh, "cipher"), macs=_ssh_query(ssh, "mac"),
-        kex=strip_kex_pseudo(_ssh_query(ssh, "kex")), aead_ciphers=aead,
+        ciphers=_ssh_query(ssh, "cipher"),
+        macs=_ssh_query(ssh, "mac"),
+        kex=strip_kex_pseudo(_ssh_query(ssh, "kex")),
+        aead_ciphers=aead,
     )
     try:
-        out = subprocess.run([ssh, *(config_args or ["-F", "/dev/null"]), "-G", host],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            [ssh, *(config_args or ["-F", "/dev/null"]), "-G", host], capture_output=True, text=True, timeout=10
+        )
         effective = parse_ssh_G(out.stdout)
     except (OSError, subprocess.TimeoutExpired):
         effective = {}

@@ -37,7 +37,8 @@ def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorit
         elif token in client.supported(kind):
             raise UsageError(
                 f"the server at {target_label} does not offer {kind} {token!r}; it offers: "
-                f"{', '.join(server.supported(kind)) or '(nothing parsed)'}")
+                f"{', '.join(server.supported(kind)) or '(nothing parsed)'}"
+            )
         else:
             # who can run a removed cipher instead (--server asyncssh)
             hint = legacy_hint(kind, token) if token in LEGACY_CIPHERS or token in LEGACY_MACS else ""

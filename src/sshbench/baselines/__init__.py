@@ -15,19 +15,35 @@ from sshbench.cleanup import disk_dir
 from sshbench.results import IMPLICIT_MAC, Combination
 
 
-def before_trials(*, combos: list[Combination], target: object, enabled: bool, aesni_env: dict[str, str] | None,
-                  client_crypto_library: str | None = None) -> tuple[dict, Combination | None]:
+def before_trials(
+    *,
+    combos: list[Combination],
+    target: object,
+    enabled: bool,
+    aesni_env: dict[str, str] | None,
+    client_crypto_library: str | None = None,
+) -> tuple[dict, Combination | None]:
     """Verify the AES-NI mask (when asked), take the crypto ceilings (cached), and decide whether the
     raw TCP control can run. Returns (result.baselines, the raw TCP pseudo-combination or None)."""
-    baselines: dict = {"enabled": enabled, "crypto": {}, "disk": None, "aesni_masked": aesni_env is not None,
-                       "aesni_check": None, "notes": []}
+    baselines: dict = {
+        "enabled": enabled,
+        "crypto": {},
+        "disk": None,
+        "aesni_masked": aesni_env is not None,
+        "aesni_check": None,
+        "notes": [],
+    }
     if aesni_env is not None:
         aesni.refuse_unless_applicable(None, {"machine": "x86_64", "aes_ni": True}, client_crypto_library)
         plain, masked = aesni.verify(aesni_env)
-        baselines["aesni_check"] = {"env": f"{aesni.ENV_VAR}={aesni.MASK}", "primitive": "AES-128-GCM",
-                                    "unmasked_mib_s": plain, "masked_mib_s": masked,
-                                    "cpu_settings_unmasked": aesni.cpu_settings(),
-                                    "cpu_settings_masked": aesni.cpu_settings(aesni_env)}
+        baselines["aesni_check"] = {
+            "env": f"{aesni.ENV_VAR}={aesni.MASK}",
+            "primitive": "AES-128-GCM",
+            "unmasked_mib_s": plain,
+            "masked_mib_s": masked,
+            "cpu_settings_unmasked": aesni.cpu_settings(),
+            "cpu_settings_masked": aesni.cpu_settings(aesni_env),
+        }
     if not enabled:
         return baselines, None
     baselines["crypto"] = crypto_ceiling.ceilings(crypto_ceiling.primitives_needed(combos), env=aesni_env)
@@ -45,8 +61,14 @@ def before_trials(*, combos: list[Combination], target: object, enabled: bool, a
     return baselines, None
 
 
-def after_trials(baselines: dict, workdir: Path, *, source_file: str | None = None,
-                 combos: list[Combination] | tuple = (), target: object = None) -> None:
+def after_trials(
+    baselines: dict,
+    workdir: Path,
+    *,
+    source_file: str | None = None,
+    combos: list[Combination] | tuple = (),
+    target: object = None,
+) -> None:
     """The disk baseline: read speed of the payload's source (the user's --file, else the largest
     generated payload; a note only when it lives in memory) and, when a combination wrote to a disk
     sink on this machine, the write speed of that disk."""

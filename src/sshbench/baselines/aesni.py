@@ -35,31 +35,37 @@ def masked_env(base: dict[str, str] | None = None) -> dict[str, str]:
 def refuse_unless_applicable(host: str | None, cpu: dict, client_crypto_library: str | None = None) -> None:
     """Raise UsageError (one line) where the mask cannot be applied or would mean nothing."""
     if host is not None:
-        raise UsageError(f"--no-aesni needs the private sshd: sshbench cannot start the sshd on {host} with "
-                         f"{ENV_VAR} set")
+        raise UsageError(
+            f"--no-aesni needs the private sshd: sshbench cannot start the sshd on {host} with {ENV_VAR} set"
+        )
     machine = str(cpu.get("machine") or "")
     if machine and machine not in ("x86_64", "amd64", "i386", "i686"):
         raise UsageError(f"--no-aesni masks x86 AES-NI with {ENV_VAR}; this CPU is {machine}")
     if not cpu.get("aes_ni"):
-        raise UsageError("--no-aesni: this CPU has no AES-NI to mask (the normal run already measures "
-                         "software AES)")
+        raise UsageError("--no-aesni: this CPU has no AES-NI to mask (the normal run already measures software AES)")
     if client_crypto_library is not None and "openssl" not in client_crypto_library.lower():
-        raise UsageError(f"--no-aesni: ssh uses {client_crypto_library}, not OpenSSL, so {ENV_VAR} "
-                         "would not reach it")
+        raise UsageError(f"--no-aesni: ssh uses {client_crypto_library}, not OpenSSL, so {ENV_VAR} would not reach it")
 
 
 def cpu_settings(env: dict[str, str] | None = None, openssl: str = "openssl") -> str | None:
     """OpenSSL's effective capability vector (`openssl info -cpusettings`, OpenSSL 3.0+), for the record."""
     try:
-        done = subprocess.run([openssl, "info", "-cpusettings"], capture_output=True, text=True, timeout=10,
-                              env=env, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [openssl, "info", "-cpusettings"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def verify(env: dict[str, str], openssl: str = "openssl",
-           cache: crypto_ceiling.CeilingCache | None = None) -> tuple[float, float]:
+def verify(
+    env: dict[str, str], openssl: str = "openssl", cache: crypto_ceiling.CeilingCache | None = None
+) -> tuple[float, float]:
     """(AES-128-GCM MiB/s without, with the mask); RunError unless the masked rate collapsed."""
     unmasked_env = {k: v for k, v in env.items() if k != ENV_VAR}
     plain = crypto_ceiling.ceilings([crypto_ceiling.AES_128_GCM], env=unmasked_env, openssl=openssl, cache=cache)
@@ -67,9 +73,13 @@ def verify(env: dict[str, str], openssl: str = "openssl",
     plain_rate = plain[crypto_ceiling.AES_128_GCM.name]["mib_s"]
     masked_rate = masked[crypto_ceiling.AES_128_GCM.name]["mib_s"]
     if plain_rate is None or masked_rate is None:
-        raise RunError("--no-aesni: cannot verify the AES-NI mask: `openssl speed -evp aes-128-gcm` failed "
-                       "(install openssl: apt-get install openssl)")
+        raise RunError(
+            "--no-aesni: cannot verify the AES-NI mask: `openssl speed -evp aes-128-gcm` failed "
+            "(install openssl: apt-get install openssl)"
+        )
     if masked_rate > MAX_MASKED_FRACTION * plain_rate:
-        raise RunError(f"--no-aesni: {ENV_VAR}={MASK} did not take effect: AES-128-GCM ran at "
-                       f"{masked_rate:.0f} MiB/s masked vs {plain_rate:.0f} MiB/s unmasked")
+        raise RunError(
+            f"--no-aesni: {ENV_VAR}={MASK} did not take effect: AES-128-GCM ran at "
+            f"{masked_rate:.0f} MiB/s masked vs {plain_rate:.0f} MiB/s unmasked"
+        )
     return plain_rate, masked_rate

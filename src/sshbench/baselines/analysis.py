@@ -102,15 +102,23 @@ def compare(result: Any) -> dict[Combination, Comparison]:
         combo_raw = raw_per_link[combo.link].median_mib_s if combo.link in raw_per_link else raw_rate
         combo_link = links.get(combo.link) or link
         measurements = bottleneck.Measurements(
-            mib_s=rate, client_cpu_cores=client_cores, server_cpu_cores=server_cores, raw_tcp_mib_s=combo_raw,
-            crypto_ceiling_mib_s=ceiling, disk_mib_s=_disk_rate(disk, combo), window_bytes=combo_link.get("window_bytes"),
-            rtt_s=combo_link.get("rtt_s"))
+            mib_s=rate,
+            client_cpu_cores=client_cores,
+            server_cpu_cores=server_cores,
+            raw_tcp_mib_s=combo_raw,
+            crypto_ceiling_mib_s=ceiling,
+            disk_mib_s=_disk_rate(disk, combo),
+            window_bytes=combo_link.get("window_bytes"),
+            rtt_s=combo_link.get("rtt_s"),
+        )
         out[combo] = Comparison(
             combination=combo,
             vs_raw_tcp=rate / combo_raw if rate and combo_raw else None,
             crypto_ceiling_mib_s=ceiling,
             vs_crypto_ceiling=rate / ceiling if rate and ceiling else None,
-            crypto_note=note, client_cpu_cores=client_cores, server_cpu_cores=server_cores,
+            crypto_note=note,
+            client_cpu_cores=client_cores,
+            server_cpu_cores=server_cores,
             verdict=bottleneck.verdict(measurements),
             crypto_cpu_share=(bottleneck.crypto_cpu_share(measurements) or (None,))[0],
         )
@@ -123,8 +131,11 @@ def document(result: Any) -> dict:
     raw = raw_tcp_summary(result.trials)
     raw_json = None
     if raw is not None:
-        raw_json = {k: v for k, v in raw.to_json().items()
-                    if k not in ("cipher", "mac", "kex", "compression", "tool", "direction", "relative_to_fastest")}
+        raw_json = {
+            k: v
+            for k, v in raw.to_json().items()
+            if k not in ("cipher", "mac", "kex", "compression", "tool", "direction", "relative_to_fastest")
+        }
         raw_json["data_clock"] = raw_tcp.DATA_CLOCK
     return {
         "enabled": baselines.get("enabled", False),
@@ -137,8 +148,10 @@ def document(result: Any) -> dict:
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
         "thresholds": {
-            "network_fraction": bottleneck.NETWORK_FRACTION, "disk_fraction": bottleneck.DISK_FRACTION,
-            "window_fraction": bottleneck.WINDOW_FRACTION, "crypto_fraction": bottleneck.CRYPTO_FRACTION,
+            "network_fraction": bottleneck.NETWORK_FRACTION,
+            "disk_fraction": bottleneck.DISK_FRACTION,
+            "window_fraction": bottleneck.WINDOW_FRACTION,
+            "crypto_fraction": bottleneck.CRYPTO_FRACTION,
             "cpu_busy_cores": bottleneck.CPU_BUSY_CORES,
         },
     }
@@ -155,9 +168,12 @@ def _links_json(links: dict | None, trials: list[Trial]) -> dict | None:
         found = raw.get(name)
         mib_s = found.median_mib_s if found else None
         rate = details.get("rate_bit_s")
-        out[name] = {**details, "achieved_raw_tcp_mib_s": mib_s,
-                     "achieved_mbit_s": None if mib_s is None else round(mib_s * 8 * 1.048576, 2),
-                     "achieved_vs_rate": None if (mib_s is None or not rate) else round(mib_s * 8 * 1048576 / rate, 4)}
+        out[name] = {
+            **details,
+            "achieved_raw_tcp_mib_s": mib_s,
+            "achieved_mbit_s": None if mib_s is None else round(mib_s * 8 * 1.048576, 2),
+            "achieved_vs_rate": None if (mib_s is None or not rate) else round(mib_s * 8 * 1048576 / rate, 4),
+        }
     return out
 
 

@@ -41,13 +41,13 @@ EXPLANATIONS = {
     "disk": "the payload's disk source or sink is about this fast on its own, so the disk is the limit.",
     "window": "throughput is near the SSH channel window divided by the round-trip time; a larger window would help.",
     "crypto": "encrypting and MACing take most of the CPU time per byte (near one core's crypto ceiling); a "
-              "faster cipher/MAC would help.",
+    "faster cipher/MAC would help.",
     "client-cpu": "the ssh client used a full core during the data phase; a faster client CPU or cheaper "
-                  "algorithms would help.",
+    "algorithms would help.",
     "server-cpu": "the sshd session process used a full core during the data phase; a faster server CPU or "
-                  "cheaper algorithms would help.",
+    "cheaper algorithms would help.",
     "ssh-overhead": "no resource measured here was full; the time went to ssh itself (buffering, flow control, "
-                    "copies, scheduling).",
+    "copies, scheduling).",
 }
 
 
@@ -85,9 +85,11 @@ def crypto_cpu_share(m: Measurements) -> tuple[float, str] | None:
     a busy machine, where neither process gets a whole core."""
     if not (m.mib_s and m.crypto_ceiling_mib_s):
         return None
-    shares = [((m.mib_s / m.crypto_ceiling_mib_s) / cores, side)
-              for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
-              if cores is not None and cores > 0]
+    shares = [
+        ((m.mib_s / m.crypto_ceiling_mib_s) / cores, side)
+        for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
+        if cores is not None and cores > 0
+    ]
     return max(shares) if shares else None
 
 
@@ -97,39 +99,59 @@ def verdict(m: Measurements) -> Verdict | None:
         return None
     rate = m.mib_s
     if m.raw_tcp_mib_s and rate >= NETWORK_FRACTION * m.raw_tcp_mib_s:
-        return Verdict("network", f"{rate:.0f} MiB/s is {_pct(rate / m.raw_tcp_mib_s)} of raw TCP "
-                                  f"({m.raw_tcp_mib_s:.0f} MiB/s; threshold {_pct(NETWORK_FRACTION)})")
+        return Verdict(
+            "network",
+            f"{rate:.0f} MiB/s is {_pct(rate / m.raw_tcp_mib_s)} of raw TCP "
+            f"({m.raw_tcp_mib_s:.0f} MiB/s; threshold {_pct(NETWORK_FRACTION)})",
+        )
     if m.disk_mib_s and rate >= DISK_FRACTION * m.disk_mib_s:
-        return Verdict("disk", f"{rate:.0f} MiB/s is {_pct(rate / m.disk_mib_s)} of the disk's "
-                               f"{m.disk_mib_s:.0f} MiB/s (threshold {_pct(DISK_FRACTION)})")
+        return Verdict(
+            "disk",
+            f"{rate:.0f} MiB/s is {_pct(rate / m.disk_mib_s)} of the disk's "
+            f"{m.disk_mib_s:.0f} MiB/s (threshold {_pct(DISK_FRACTION)})",
+        )
     if m.window_bytes and m.rtt_s and m.rtt_s > 0:
         window_mib_s = m.window_bytes / (1024 * 1024) / m.rtt_s
         if rate >= WINDOW_FRACTION * window_mib_s:
-            return Verdict("window", f"{rate:.0f} MiB/s is {_pct(rate / window_mib_s)} of window/RTT "
-                                     f"({window_mib_s:.0f} MiB/s; threshold {_pct(WINDOW_FRACTION)})")
+            return Verdict(
+                "window",
+                f"{rate:.0f} MiB/s is {_pct(rate / window_mib_s)} of window/RTT "
+                f"({window_mib_s:.0f} MiB/s; threshold {_pct(WINDOW_FRACTION)})",
+            )
     if m.crypto_ceiling_mib_s and rate >= CRYPTO_FRACTION * m.crypto_ceiling_mib_s:
-        return Verdict("crypto", f"{rate:.0f} MiB/s is {_pct(rate / m.crypto_ceiling_mib_s)} of the one-core "
-                                 f"crypto ceiling ({m.crypto_ceiling_mib_s:.0f} MiB/s; threshold "
-                                 f"{_pct(CRYPTO_FRACTION)})")
+        return Verdict(
+            "crypto",
+            f"{rate:.0f} MiB/s is {_pct(rate / m.crypto_ceiling_mib_s)} of the one-core "
+            f"crypto ceiling ({m.crypto_ceiling_mib_s:.0f} MiB/s; threshold "
+            f"{_pct(CRYPTO_FRACTION)})",
+        )
     share = crypto_cpu_share(m)
     if share is not None and share[0] >= CRYPTO_FRACTION:
         who = "ssh client" if share[1] == "client" else "sshd session"
-        return Verdict("crypto", f"the cipher/MAC alone needs {_pct(share[0])} of the {who}'s CPU time per byte "
-                                 f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold "
-                                 f"{_pct(CRYPTO_FRACTION)})")
-    busy = [(cores, side) for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
-            if cores is not None and cores >= CPU_BUSY_CORES]
+        return Verdict(
+            "crypto",
+            f"the cipher/MAC alone needs {_pct(share[0])} of the {who}'s CPU time per byte "
+            f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold "
+            f"{_pct(CRYPTO_FRACTION)})",
+        )
+    busy = [
+        (cores, side)
+        for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
+        if cores is not None and cores >= CPU_BUSY_CORES
+    ]
     if busy:
         cores, side = max(busy)
         who = "ssh client" if side == "client" else "sshd session"
-        return Verdict(f"{side}-cpu", f"the {who} used {cores:.2f} of a core during the data phase "
-                                      f"(threshold {CPU_BUSY_CORES:.2f})")
+        return Verdict(
+            f"{side}-cpu",
+            f"the {who} used {cores:.2f} of a core during the data phase (threshold {CPU_BUSY_CORES:.2f})",
+        )
     parts = []
     if m.raw_tcp_mib_s:
         parts.append(f"{_pct(rate / m.raw_tcp_mib_s)} of raw TCP")
     if m.crypto_ceiling_mib_s:
         parts.append(f"{_pct(rate / m.crypto_ceiling_mib_s)} of the crypto ceiling")
-    for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server")):
-        if cores is not None:
-            parts.append(f"{side} CPU {cores:.2f} core")
+    for side_cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server")):
+        if side_cores is not None:
+            parts.append(f"{side} CPU {side_cores:.2f} core")
     return Verdict("ssh-overhead", ", ".join(parts) if parts else "no baseline to compare with")

@@ -93,23 +93,27 @@ CIPHER_PRIMITIVES: dict[str, Primitive | None] = {
 # MAC the ciphertext instead of the plaintext, the same work. umac: None, see UMAC_REASON.
 MAC_PRIMITIVES: dict[str, Primitive | None] = {}
 for _suffix in ("", "-etm@openssh.com"):
-    MAC_PRIMITIVES.update({
-        f"hmac-sha1{_suffix}": HMAC_SHA1,
-        f"hmac-sha1-96{_suffix}": HMAC_SHA1,
-        f"hmac-sha2-256{_suffix}": HMAC_SHA256,
-        f"hmac-sha2-512{_suffix}": HMAC_SHA512,
-        f"hmac-md5{_suffix}": HMAC_MD5,
-        f"hmac-md5-96{_suffix}": HMAC_MD5,
-    })
-MAC_PRIMITIVES.update({
-    "hmac-ripemd160": HMAC_RIPEMD160,
-    "hmac-ripemd160@openssh.com": HMAC_RIPEMD160,
-    "hmac-ripemd160-etm@openssh.com": HMAC_RIPEMD160,
-    "umac-64@openssh.com": None,
-    "umac-128@openssh.com": None,
-    "umac-64-etm@openssh.com": None,
-    "umac-128-etm@openssh.com": None,
-})
+    MAC_PRIMITIVES.update(
+        {
+            f"hmac-sha1{_suffix}": HMAC_SHA1,
+            f"hmac-sha1-96{_suffix}": HMAC_SHA1,
+            f"hmac-sha2-256{_suffix}": HMAC_SHA256,
+            f"hmac-sha2-512{_suffix}": HMAC_SHA512,
+            f"hmac-md5{_suffix}": HMAC_MD5,
+            f"hmac-md5-96{_suffix}": HMAC_MD5,
+        }
+    )
+MAC_PRIMITIVES.update(
+    {
+        "hmac-ripemd160": HMAC_RIPEMD160,
+        "hmac-ripemd160@openssh.com": HMAC_RIPEMD160,
+        "hmac-ripemd160-etm@openssh.com": HMAC_RIPEMD160,
+        "umac-64@openssh.com": None,
+        "umac-128@openssh.com": None,
+        "umac-64-etm@openssh.com": None,
+        "umac-128-etm@openssh.com": None,
+    }
+)
 
 
 def unmapped_reason(kind: str, name: str) -> str | None:
@@ -158,16 +162,22 @@ def speed_argv(primitive: Primitive, openssl: str = "openssl") -> list[str]:
     # No -elapsed: divided by the process's own CPU time, the rate is what one core does even while
     # the machine is busy. With -elapsed, AES-128-GCM read 2000 instead of 4600 MB/s at load 4 on
     # 2 cores here, and that figure would have been cached.
-    return [openssl, "speed", "-mr", "-seconds", str(SPEED_SECONDS), "-bytes", str(SPEED_BYTES),
-            *primitive.speed_args]
+    return [openssl, "speed", "-mr", "-seconds", str(SPEED_SECONDS), "-bytes", str(SPEED_BYTES), *primitive.speed_args]
 
 
 def measure(primitive: Primitive, env: dict[str, str] | None = None, openssl: str = "openssl") -> float | None:
     """Single-core MiB/s of `primitive` (`openssl speed` without -multi runs one process), or None
     where openssl is missing or lacks it."""
     try:
-        done = subprocess.run(speed_argv(primitive, openssl), capture_output=True, text=True, env=env,
-                              timeout=SPEED_TIMEOUT_S, stdin=subprocess.DEVNULL, errors="replace")
+        done = subprocess.run(
+            speed_argv(primitive, openssl),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=SPEED_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            errors="replace",
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
@@ -177,6 +187,7 @@ def measure(primitive: Primitive, env: dict[str, str] | None = None, openssl: st
 
 
 # --- the cache ---------------------------------------------------------------------------------
+
 
 def cache_dir() -> Path:
     """$SSHBENCH_CACHE_DIR, else $XDG_CACHE_HOME/sshbench, else ~/.cache/sshbench."""
@@ -188,8 +199,9 @@ def cache_dir() -> Path:
 
 def openssl_version(openssl: str = "openssl", env: dict[str, str] | None = None) -> str | None:
     try:
-        done = subprocess.run([openssl, "version"], capture_output=True, text=True, timeout=10, env=env,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [openssl, "version"], capture_output=True, text=True, timeout=10, env=env, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
@@ -205,8 +217,11 @@ def machine_key(openssl_ver: str | None, ia32cap: str | None) -> str:
         except OSError:
             continue
     try:
-        cpu = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines()
-               if ln.startswith(("model name", "flags", "Features"))][:2]
+        cpu = [
+            ln
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith(("model name", "flags", "Features"))
+        ][:2]
         parts.extend(cpu)
     except OSError:
         pass
@@ -238,8 +253,12 @@ class CeilingCache:
             pass
 
 
-def ceilings(primitives: list[Primitive], env: dict[str, str] | None = None, openssl: str = "openssl",
-             cache: CeilingCache | None = None) -> dict[str, dict]:
+def ceilings(
+    primitives: list[Primitive],
+    env: dict[str, str] | None = None,
+    openssl: str = "openssl",
+    cache: CeilingCache | None = None,
+) -> dict[str, dict]:
     """{primitive name: {"mib_s", "openssl_args", "measured_at", "cached"}}: from the cache where it
     has the figure, else measured now (and stored). `env` carries OPENSSL_ia32cap for --no-aesni."""
     cache = cache or CeilingCache()
@@ -255,8 +274,12 @@ def ceilings(primitives: list[Primitive], env: dict[str, str] | None = None, ope
             out[primitive.name] = {**cached, "cached": True}
             continue
         rate = measure(primitive, env, openssl) if version else None
-        entry = {"mib_s": rate, "openssl_args": " ".join(primitive.speed_args), "measured_at": time.time(),
-                 "openssl_version": version}
+        entry = {
+            "mib_s": rate,
+            "openssl_args": " ".join(primitive.speed_args),
+            "measured_at": time.time(),
+            "openssl_version": version,
+        }
         if rate is not None:
             entries[primitive.name] = entry
             changed = True

@@ -123,6 +123,8 @@ def source_baseline(payload: Path) -> DiskBaseline:
     except OSError as err:
         base.note = f"could not read {payload}: {err.strerror}"
         return base
-    base.note = ("payload on disk; trials read it through the page cache (warm rate used for the verdict, "
-                 "cold rate after dropping its cached pages)")
+    base.note = (
+        "payload on disk; trials read it through the page cache (warm rate used for the verdict, "
+        "cold rate after dropping its cached pages)"
+    )
     return base

@@ -12,8 +12,15 @@ from sshbench.baselines import crypto_ceiling as cc
 
 # RC4, Blowfish, CAST5 and 3DES beside the modern references, so "arcfour wins hands down" (seed 002)
 # can be checked at the primitive level on this CPU.
-LEGACY_SPEED_PRIMITIVES = ("RC4", "BF-CBC", "CAST5-CBC", "DES-EDE3-CBC", "AES-128-CTR", "AES-128-GCM",
-                           "ChaCha20-Poly1305")
+LEGACY_SPEED_PRIMITIVES = (
+    "RC4",
+    "BF-CBC",
+    "CAST5-CBC",
+    "DES-EDE3-CBC",
+    "AES-128-CTR",
+    "AES-128-GCM",
+    "ChaCha20-Poly1305",
+)
 CRYPTOGRAPHY_SPEED_BYTES = 32768
 CRYPTOGRAPHY_SPEED_SECONDS = 0.3
 
@@ -31,16 +38,18 @@ def _cryptography_speed(primitive: str) -> float | None:
     """MiB/s of one core encrypting 32 KiB buffers with `cryptography` (what AsyncSSH runs), by CPU time."""
     try:
         from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
         try:
             from cryptography.hazmat.decrepit.ciphers import algorithms as old
         except ImportError:
-            old = algorithms  # type: ignore[assignment]
+            old = algorithms  # type: ignore[misc]
         makers = {
             "RC4": lambda: Cipher(old.ARC4(bytes(16)), None),
             "BF-CBC": lambda: Cipher(old.Blowfish(bytes(16)), modes.CBC(bytes(8))),
             "CAST5-CBC": lambda: Cipher(old.CAST5(bytes(16)), modes.CBC(bytes(8))),
-            "DES-EDE3-CBC": lambda: Cipher((getattr(old, "TripleDES", None) or algorithms.TripleDES)(bytes(24)),
-                                           modes.CBC(bytes(8))),
+            "DES-EDE3-CBC": lambda: Cipher(
+                (getattr(old, "TripleDES", None) or algorithms.TripleDES)(bytes(24)), modes.CBC(bytes(8))
+            ),
             "AES-128-CTR": lambda: Cipher(algorithms.AES(bytes(16)), modes.CTR(bytes(16))),
             "AES-128-GCM": lambda: Cipher(algorithms.AES(bytes(16)), modes.GCM(bytes(12))),
             "ChaCha20-Poly1305": lambda: Cipher(algorithms.ChaCha20(bytes(32), bytes(16)), None),
@@ -59,8 +68,9 @@ def _cryptography_speed(primitive: str) -> float | None:
     return done / elapsed / (1024 * 1024) if elapsed > 0 else None
 
 
-def primitive_speeds(openssl_env: dict[str, str] | None = None,
-                     names: tuple[str, ...] = LEGACY_SPEED_PRIMITIVES) -> list[PrimitiveSpeed]:
+def primitive_speeds(
+    openssl_env: dict[str, str] | None = None, names: tuple[str, ...] = LEGACY_SPEED_PRIMITIVES
+) -> list[PrimitiveSpeed]:
     """Two rows per primitive: `openssl speed` (OpenSSL 3's legacy provider for RC4, BF, CAST5; cached by
     the crypto ceiling module) and the `cryptography` package, which AsyncSSH uses."""
     by_name = {p.name: p for p in cc.CIPHER_PRIMITIVES.values() if p is not None}
@@ -71,13 +81,22 @@ def primitive_speeds(openssl_env: dict[str, str] | None = None,
         ssh_names = [s for s, p in cc.CIPHER_PRIMITIVES.items() if p == primitive and s in SEED_CIPHERS]
         rate = (measured.get(primitive.name) or {}).get("mib_s")
         legacy = "-provider" in primitive.speed_args
-        rows.append(PrimitiveSpeed(primitive.name, ssh_names, rate,
-                                   "openssl speed" + (" -provider legacy" if legacy else ""),
-                                   None if rate is not None else "openssl lacks it here (no legacy provider?)"))
-        note = {"AES-128-GCM": "GHASH per update, final tag not included",
-                "ChaCha20-Poly1305": "ChaCha20 alone (no Poly1305)"}.get(primitive.name)
-        rows.append(PrimitiveSpeed(primitive.name, ssh_names, _cryptography_speed(primitive.name), "cryptography",
-                                   note))
+        rows.append(
+            PrimitiveSpeed(
+                primitive.name,
+                ssh_names,
+                rate,
+                "openssl speed" + (" -provider legacy" if legacy else ""),
+                None if rate is not None else "openssl lacks it here (no legacy provider?)",
+            )
+        )
+        note = {
+            "AES-128-GCM": "GHASH per update, final tag not included",
+            "ChaCha20-Poly1305": "ChaCha20 alone (no Poly1305)",
+        }.get(primitive.name)
+        rows.append(
+            PrimitiveSpeed(primitive.name, ssh_names, _cryptography_speed(primitive.name), "cryptography", note)
+        )
     return rows
 
 
@@ -92,6 +111,4 @@ def seed_002_check(rows: list[PrimitiveSpeed]) -> str | None:
     legacy_best = max((v for k, v in others.items() if k in ("BF-CBC", "CAST5-CBC", "DES-EDE3-CBC")), default=None)
     verdict = "still wins" if rc4 >= best else f"no longer wins: {best_name} is {best / rc4:.1f}x faster"
     beside = f"; among the legacy ciphers it is {rc4 / legacy_best:.1f}x the next" if legacy_best else ""
-    return f"seed 002's \"arcfour wins hands down\" at the primitive level on this CPU: RC4 runs {rc4:.0f} MiB/s and {verdict}{beside}"
-
-
+    return f'seed 002\'s "arcfour wins hands down" at the primitive level on this CPU: RC4 runs {rc4:.0f} MiB/s and {verdict}{beside}'

@@ -39,8 +39,10 @@ STARTUP_TIMEOUT_S = 15.0
 SEND_CHUNK = 1 << 20
 LOOPBACK = "127.0.0.1"
 DATA_CLOCK = "receiver"
-REMOTE_SKIP_NOTE = ("raw TCP control skipped: it runs only against a private server on this machine for now "
-                    "(a remote target needs a listener started on the remote)")
+REMOTE_SKIP_NOTE = (
+    "raw TCP control skipped: it runs only against a private server on this machine for now "
+    "(a remote target needs a listener started on the remote)"
+)
 
 
 @dataclass
@@ -70,8 +72,14 @@ class TcpSink:
         argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
         if self.netns is not None:
             argv = ["ip", "netns", "exec", self.netns, *argv]
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True, text=True)
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            text=True,
+        )
         line = self._line(STARTUP_TIMEOUT_S)
         if not line.startswith("PORT "):
             reason = line.strip() or self._stderr() or "no output"
@@ -98,9 +106,12 @@ class TcpSink:
         line = self._line(self.timeout_s)
         try:
             report = json.loads(line)
-            self.result = SinkResult(received_bytes=int(report.get("received_bytes") or 0),
-                                     data_s=report.get("data_s"), cpu_s=report.get("cpu_s"),
-                                     error=report.get("error"))
+            self.result = SinkResult(
+                received_bytes=int(report.get("received_bytes") or 0),
+                data_s=report.get("data_s"),
+                cpu_s=report.get("cpu_s"),
+                error=report.get("error"),
+            )
         except ValueError:
             self.result.error = f"raw TCP sink gave no report: {line.strip() or self._stderr() or 'no output'}"
         return self.result
@@ -141,7 +152,7 @@ def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str
             watchdog.start()
             try:
                 for offset in range(0, len(view), SEND_CHUNK):
-                    sock.sendall(view[offset:offset + SEND_CHUNK])
+                    sock.sendall(view[offset : offset + SEND_CHUNK])
                 sock.shutdown(socket.SHUT_WR)
                 # Wait for the sink to close its end: the data is then all read, not merely buffered.
                 sock.recv(1)
@@ -171,13 +182,27 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def run_raw_tcp_trial(*, payload: Path, payload_bytes: int, repetition: int, warmup: bool,
-                      timeout_s: float, combination: Combination = RAW_TCP, path: dict | None = None) -> Trial:
+def run_raw_tcp_trial(
+    *,
+    payload: Path,
+    payload_bytes: int,
+    repetition: int,
+    warmup: bool,
+    timeout_s: float,
+    combination: Combination = RAW_TCP,
+    path: dict | None = None,
+) -> Trial:
     """One raw TCP transfer of `payload`, shaped as a Trial (kind "raw-tcp") so it is summarised as one.
     `path`: over an emulated link (the target's raw_tcp_path(): sink address and namespace, where the
     sender connects and its namespace); `combination` then carries that link's name."""
-    trial = Trial(combination=combination, kind=KIND, repetition=repetition, warmup=warmup,
-                  payload_bytes=payload_bytes, started_at=time.time())
+    trial = Trial(
+        combination=combination,
+        kind=KIND,
+        repetition=repetition,
+        warmup=warmup,
+        payload_bytes=payload_bytes,
+        started_at=time.time(),
+    )
     if path is not None:
         sink = TcpSink(timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"])
     else:

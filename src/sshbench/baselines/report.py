@@ -36,30 +36,47 @@ def baselines_table(result: Any) -> Table | None:
     table.add_column()
     raw = analysis.raw_tcp_summary(result.trials)
     if raw is not None:
-        table.add_row("raw TCP", f"{_rate(raw.median_mib_s)} median ({raw.min_mib_s or 0:.0f}-{raw.max_mib_s or 0:.0f}, "
-                                 f"{raw.valid_trials} runs; same payload, no SSH, timed by the receiver)"
-                                 + (f"; link {raw.combination.link}, every link in the Links table"
-                                    if raw.combination.link != "loopback" else ""))
+        table.add_row(
+            "raw TCP",
+            f"{_rate(raw.median_mib_s)} median ({raw.min_mib_s or 0:.0f}-{raw.max_mib_s or 0:.0f}, "
+            f"{raw.valid_trials} runs; same payload, no SSH, timed by the receiver)"
+            + (
+                f"; link {raw.combination.link}, every link in the Links table"
+                if raw.combination.link != "loopback"
+                else ""
+            ),
+        )
     crypto = baselines.get("crypto") or {}
     if crypto:
         cached = all(e.get("cached") for e in crypto.values())
         rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
-        table.add_row("crypto ceiling", f"{rates} (one core, openssl speed, 32 KiB, per CPU second{', cached' if cached else ''})")
+        table.add_row(
+            "crypto ceiling", f"{rates} (one core, openssl speed, 32 KiB, per CPU second{', cached' if cached else ''})"
+        )
     disk = baselines.get("disk")
     if disk:
         if disk.get("on_disk"):
-            table.add_row("disk", f"payload read {_rate(disk.get('read_mib_s'))} warm (page cache), "
-                                  f"{_rate(disk.get('cold_read_mib_s'))} cold ({disk.get('filesystem')})")
+            table.add_row(
+                "disk",
+                f"payload read {_rate(disk.get('read_mib_s'))} warm (page cache), "
+                f"{_rate(disk.get('cold_read_mib_s'))} cold ({disk.get('filesystem')})",
+            )
         else:
             table.add_row("disk", disk.get("note") or "not on disk")
         if disk.get("write_mib_s"):
-            table.add_row("disk sink", f"write {_rate(disk['write_mib_s'])} with fsync, 8 MiB blocks "
-                                       f"({disk.get('sink_dir')}, {disk.get('sink_filesystem')}); trials' writes may "
-                                       "end in the page cache, faster than this")
+            table.add_row(
+                "disk sink",
+                f"write {_rate(disk['write_mib_s'])} with fsync, 8 MiB blocks "
+                f"({disk.get('sink_dir')}, {disk.get('sink_filesystem')}); trials' writes may "
+                "end in the page cache, faster than this",
+            )
     check = baselines.get("aesni_check")
     if check:
-        table.add_row("AES-NI", f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
-                                f"{_rate(check['unmasked_mib_s'])} unmasked")
+        table.add_row(
+            "AES-NI",
+            f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
+            f"{_rate(check['unmasked_mib_s'])} unmasked",
+        )
     for note in baselines.get("notes") or []:
         table.add_row("note", note)
     return table

@@ -28,8 +28,12 @@ def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
         print(f"PORT {listener.getsockname()[1]}", flush=True)
         ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
         if listener not in ready:
-            return {"received_bytes": 0, "data_s": None, "cpu_s": None,
-                    "error": "parent went away" if ready else f"no sender within {timeout_s:.0f} s"}
+            return {
+                "received_bytes": 0,
+                "data_s": None,
+                "cpu_s": None,
+                "error": "parent went away" if ready else f"no sender within {timeout_s:.0f} s",
+            }
         conn, _ = listener.accept()
     with conn:
         conn.settimeout(timeout_s)

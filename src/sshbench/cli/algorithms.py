@@ -26,12 +26,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
-    algs.add_argument("--all", action="store_true",
-                      help="also every cipher and MAC the seed write-ups measured, per implementation pair "
-                           "(OpenSSH, Dropbear, AsyncSSH), with the reason where none can run it here")
-    algs.add_argument("--speed", action="store_true",
-                      help="with --all: the raw single-core speed of RC4, Blowfish, CAST5 and 3DES beside AES "
-                           "and ChaCha20 (openssl speed with the legacy provider, and the cryptography package)")
+    algs.add_argument(
+        "--all",
+        action="store_true",
+        help="also every cipher and MAC the seed write-ups measured, per implementation pair "
+        "(OpenSSH, Dropbear, AsyncSSH), with the reason where none can run it here",
+    )
+    algs.add_argument(
+        "--speed",
+        action="store_true",
+        help="with --all: the raw single-core speed of RC4, Blowfish, CAST5 and 3DES beside AES "
+        "and ChaCha20 (openssl speed with the legacy provider, and the cryptography package)",
+    )
     add_db_option(algs, "results database (to say whether a default is the fastest safe choice measured)")
     algs.set_defaults(handler=cmd_algorithms)
 
@@ -51,8 +57,10 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
             client, server = target.client_algorithms(), target.server_algorithms()
     finally:
         cleanup.close()
-    table = Table(title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
-                  title_justify="left")
+    table = Table(
+        title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
+        title_justify="left",
+    )
     for col in ("kind", "algorithm", "client", "server", "note", "verdict", "reason"):
         table.add_column(col)
     negotiated_strict = terrapin.StrictKex(client.strict_kex, server.strict_kex).negotiated
@@ -64,9 +72,14 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
                 notes.append("AEAD (no separate MAC)")
             if name in client.defaults(kind):
                 notes.append("client default")
-            table.add_row(kind, name, "yes" if name in client.supported(kind) else "-",
-                          "yes" if name in server.supported(kind) else "-", ", ".join(notes),
-                          *algorithms_verdict_cells(kind, name, negotiated_strict))
+            table.add_row(
+                kind,
+                name,
+                "yes" if name in client.supported(kind) else "-",
+                "yes" if name in server.supported(kind) else "-",
+                ", ".join(notes),
+                *algorithms_verdict_cells(kind, name, negotiated_strict),
+            )
     out.print(table)
     out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
     algorithms_footer(client, server, args.db, out)
@@ -95,60 +108,100 @@ def _dropbear_offer(client: ClientAlgorithms) -> legacy.Offer:
         return legacy.Offer("openssh/dropbear", None, None, reason=str(err))
     finally:
         cleanup.close()
-    return legacy.Offer("openssh/dropbear", [c for c in client.ciphers if c in offered.ciphers],
-                        [m for m in client.macs if m in offered.macs])
+    return legacy.Offer(
+        "openssh/dropbear",
+        [c for c in client.ciphers if c in offered.ciphers],
+        [m for m in client.macs if m in offered.macs],
+    )
 
 
-def offers(client: ClientAlgorithms, server: ServerAlgorithms,
-           asyncssh_algs: legacy.AsyncsshAlgorithms) -> list[legacy.Offer]:
-    found = [legacy.Offer("openssh/openssh", [c for c in client.ciphers if c in server.ciphers],
-                          [m for m in client.macs if m in server.macs])]
+def offers(
+    client: ClientAlgorithms, server: ServerAlgorithms, asyncssh_algs: legacy.AsyncsshAlgorithms
+) -> list[legacy.Offer]:
+    found = [
+        legacy.Offer(
+            "openssh/openssh",
+            [c for c in client.ciphers if c in server.ciphers],
+            [m for m in client.macs if m in server.macs],
+        )
+    ]
     found.append(_dropbear_offer(client))
     if asyncssh_algs.missing_reason:
-        found += [legacy.Offer("openssh/asyncssh", None, None, asyncssh_algs.missing_reason),
-                  legacy.Offer("asyncssh/asyncssh", None, None, asyncssh_algs.missing_reason)]
+        found += [
+            legacy.Offer("openssh/asyncssh", None, None, asyncssh_algs.missing_reason),
+            legacy.Offer("asyncssh/asyncssh", None, None, asyncssh_algs.missing_reason),
+        ]
     else:
         # The AsyncSSH server offers exactly what the library can run (sshbench.targets.asyncssh_sshd).
-        found += [legacy.Offer("openssh/asyncssh", [c for c in client.ciphers if c in asyncssh_algs.ciphers],
-                               [m for m in client.macs if m in asyncssh_algs.macs]),
-                  legacy.Offer("asyncssh/asyncssh", list(asyncssh_algs.ciphers), list(asyncssh_algs.macs))]
+        found += [
+            legacy.Offer(
+                "openssh/asyncssh",
+                [c for c in client.ciphers if c in asyncssh_algs.ciphers],
+                [m for m in client.macs if m in asyncssh_algs.macs],
+            ),
+            legacy.Offer("asyncssh/asyncssh", list(asyncssh_algs.ciphers), list(asyncssh_algs.macs)),
+        ]
     return found
 
 
-def print_all(client: ClientAlgorithms, server: ServerAlgorithms, out: Console, err: Console,
-              speed: bool = False) -> None:
+def print_all(
+    client: ClientAlgorithms, server: ServerAlgorithms, out: Console, err: Console, speed: bool = False
+) -> None:
     asyncssh_algs = legacy.asyncssh_algorithms()
     pairs = offers(client, server, asyncssh_algs)
     rows = legacy.availability(pairs, asyncssh_algs)
-    table = Table(title="Every cipher and MAC the seeds measured, and any an installed implementation offers "
-                        "(client/server pairs sshbench can run here)", title_justify="left")
+    table = Table(
+        title="Every cipher and MAC the seeds measured, and any an installed implementation offers "
+        "(client/server pairs sshbench can run here)",
+        title_justify="left",
+    )
     for name in ("kind", "algorithm", "in seeds", *(p.pair for p in pairs)):
         table.add_column(name, no_wrap=True)  # names stay whole, so they can be searched for
     table.add_column("status")
     for row in rows:
-        table.add_row(row.kind, row.name, "yes" if row.in_seeds else "-",
-                      *("yes" if row.pairs[p.pair] else "-" for p in pairs), row.status,
-                      style="red" if row.status.startswith("unavailable") else None)
+        table.add_row(
+            row.kind,
+            row.name,
+            "yes" if row.in_seeds else "-",
+            *("yes" if row.pairs[p.pair] else "-" for p in pairs),
+            row.status,
+            style="red" if row.status.startswith("unavailable") else None,
+        )
     out.print(table)
     for p in pairs:
         if p.reason:
             out.print(f"{p.pair}: not available here: {p.reason}", markup=False)
-    out.print("asyncssh/asyncssh rows run AsyncSSH (Python) at both ends: absolute rates are not comparable with "
-              "OpenSSH's; its relative ordering of ciphers is informative.", markup=False)
+    out.print(
+        "asyncssh/asyncssh rows run AsyncSSH (Python) at both ends: absolute rates are not comparable with "
+        "OpenSSH's; its relative ordering of ciphers is informative.",
+        markup=False,
+    )
     if speed:
         print_speeds(out)
 
 
 def print_speeds(out: Console) -> None:
-    table = Table(title="Raw crypto, one core, 32 KiB buffers (MiB/s): the primitives behind the seeds' ciphers",
-                  title_justify="left")
-    for name, justify in (("primitive", "left"), ("SSH ciphers", "left"), ("source", "left"),
-                          ("MiB/s", "right"), ("note", "left")):
+    table = Table(
+        title="Raw crypto, one core, 32 KiB buffers (MiB/s): the primitives behind the seeds' ciphers",
+        title_justify="left",
+    )
+    for name, justify in (
+        ("primitive", "left"),
+        ("SSH ciphers", "left"),
+        ("source", "left"),
+        ("MiB/s", "right"),
+        ("note", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     rows = legacy_speed.primitive_speeds()
     for row in rows:
-        table.add_row(row.primitive, ", ".join(row.ssh_names) or "-", row.source,
-                      f"{row.mib_s:.0f}" if row.mib_s is not None else "-", row.note or "")
+        table.add_row(
+            row.primitive,
+            ", ".join(row.ssh_names) or "-",
+            row.source,
+            f"{row.mib_s:.0f}" if row.mib_s is not None else "-",
+            row.note or "",
+        )
     out.print(table)
     if sentence := legacy_speed.seed_002_check(rows):
         out.print(sentence, markup=False)

@@ -12,10 +12,13 @@ SHELLS = ("bash", "zsh", "tcsh")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    comp = sub.add_parser("completion", help="print a shell completion script",
-                          description="Print a completion script for SHELL, generated from sshbench's own parser. "
-                                      "bash: sshbench completion bash > ~/.local/share/bash-completion/completions/"
-                                      "sshbench; zsh: sshbench completion zsh > ~/.zfunc/_sshbench")
+    comp = sub.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description="Print a completion script for SHELL, generated from sshbench's own parser. "
+        "bash: sshbench completion bash > ~/.local/share/bash-completion/completions/"
+        "sshbench; zsh: sshbench completion zsh > ~/.zfunc/_sshbench",
+    )
     comp.add_argument("shell", help=f"one of {', '.join(SHELLS)}")
     comp.set_defaults(handler=cmd_completion)
 

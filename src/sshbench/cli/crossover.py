@@ -18,8 +18,11 @@ from sshbench.units import MIB
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    cross = sub.add_parser("crossover", help="the link rate below which compression pays off (emulated links, root)",
-                           description="Measure with and without compression over emulated links (network namespaces + tc: needs root) and bisect the link rate below which compression pays off for this payload on this CPU.")
+    cross = sub.add_parser(
+        "crossover",
+        help="the link rate below which compression pays off (emulated links, root)",
+        description="Measure with and without compression over emulated links (network namespaces + tc: needs root) and bisect the link rate below which compression pays off for this payload on this CPU.",
+    )
     cross.set_defaults(handler=cmd_crossover)
     add_db_option(cross)
     cross.add_argument("--payload", default="text", help="random, zero or text (default text)")
@@ -28,12 +31,20 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     cross.add_argument("--kex", help="key exchange (default: what a default connection negotiates)")
     cross.add_argument("--low", default="10mbit", help="lowest rate to try (default 10mbit)")
     cross.add_argument("--high", default="1gbit", help="highest rate to try (default 1gbit)")
-    cross.add_argument("--points", type=int, default=GRID_POINTS,
-                       help=f"rates in the first, geometric grid from --low to --high (default {GRID_POINTS})")
+    cross.add_argument(
+        "--points",
+        type=int,
+        default=GRID_POINTS,
+        help=f"rates in the first, geometric grid from --low to --high (default {GRID_POINTS})",
+    )
     cross.add_argument("--steps", type=int, default=3, help="bisection steps after the grid (default 3)")
     cross.add_argument("--runs", type=int, default=2, help="measured repetitions per rate (default 2)")
-    cross.add_argument("--seconds", type=float, default=1.0,
-                       help="about this long per compressed transfer; uncompressed ~3x (default 1)")
+    cross.add_argument(
+        "--seconds",
+        type=float,
+        default=1.0,
+        help="about this long per compressed transfer; uncompressed ~3x (default 1)",
+    )
     cross.add_argument("--json", metavar="FILE", help="write every measured rate and the result")
     cross.add_argument("--charts", metavar="DIR", help="write the chart (crossover.svg, .png) into DIR")
 
@@ -44,18 +55,24 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     require_support([LinkProfile("rate", rate_bit_s=parse_rate(args.low))])
     points = search(args, err)
-    table = Table(title=f"Compression crossover: {args.cipher}, payload {'file ' + args.file if args.file else args.payload}",
-                  title_justify="left")
+    table = Table(
+        title=f"Compression crossover: {args.cipher}, payload {'file ' + args.file if args.file else args.payload}",
+        title_justify="left",
+    )
     for name in ("link Mbit/s", "raw TCP Mbit/s", "none MiB/s", "zlib MiB/s", "zlib / none"):
         table.add_column(name, justify="right")
     for p in points:
-        table.add_row(f"{p.mbit_s:g}", "-" if p.raw_tcp_mib_s is None else f"{p.raw_tcp_mib_s * MIB * 8 / 1e6:.1f}",
-                      "-" if p.plain_mib_s is None else f"{p.plain_mib_s:.1f}",
-                      "-" if p.zlib_mib_s is None else f"{p.zlib_mib_s:.1f}",
-                      "-" if p.ratio is None else f"{p.ratio:.2f}")
+        table.add_row(
+            f"{p.mbit_s:g}",
+            "-" if p.raw_tcp_mib_s is None else f"{p.raw_tcp_mib_s * MIB * 8 / 1e6:.1f}",
+            "-" if p.plain_mib_s is None else f"{p.plain_mib_s:.1f}",
+            "-" if p.zlib_mib_s is None else f"{p.zlib_mib_s:.1f}",
+            "-" if p.ratio is None else f"{p.ratio:.2f}",
+        )
     out.print(table)
-    usable = [CrossoverPoint(p.link, p.mbit_s, p.plain_mib_s, p.zlib_mib_s) for p in points
-              if p.plain_mib_s and p.zlib_mib_s]
+    usable = [
+        CrossoverPoint(p.link, p.mbit_s, p.plain_mib_s, p.zlib_mib_s) for p in points if p.plain_mib_s and p.zlib_mib_s
+    ]
     crossing = crossover_rate(usable)
     if crossing is not None:
         verdict = f"compression pays off below ~{crossing:.0f} Mbit/s here"
@@ -67,9 +84,20 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
         verdict = "no single crossover in the measured range"
     out.print(f"{verdict}; {SEED_CROSSOVER}", highlight=False, markup=False)
     if args.json:
-        Path(args.json).write_text(json.dumps({"cipher": args.cipher, "payload": args.payload, "file": args.file,
-                                               "points": [asdict(p) for p in points], "crossover_mbit_s": crossing,
-                                               "verdict": verdict, "reference": SEED_CROSSOVER}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "cipher": args.cipher,
+                    "payload": args.payload,
+                    "file": args.file,
+                    "points": [asdict(p) for p in points],
+                    "crossover_mbit_s": crossing,
+                    "verdict": verdict,
+                    "reference": SEED_CROSSOVER,
+                },
+                indent=2,
+            )
+        )
     if args.charts:
         _write_chart(points, Path(args.charts), err)
     return 0
@@ -85,8 +113,10 @@ def _write_chart(points: list[MeasuredRate], directory: Path, err: Console) -> N
 
     directory.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(8, 5))
-    for label, values, style in (("without compression", [p.plain_mib_s for p in points], "o-"),
-                                 ("with compression", [p.zlib_mib_s for p in points], "s--")):
+    for label, values, style in (
+        ("without compression", [p.plain_mib_s for p in points], "o-"),
+        ("with compression", [p.zlib_mib_s for p in points], "s--"),
+    ):
         xs = [p.mbit_s for p, v in zip(points, values) if v]
         ax.plot(xs, [v for v in values if v], style, label=label, linewidth=2, markersize=7)
     ax.set_xscale("log")
@@ -102,5 +132,3 @@ def _write_chart(points: list[MeasuredRate], directory: Path, err: Console) -> N
         fig.savefig(directory / f"crossover.{suffix}", format=suffix, dpi=150 if suffix == "png" else None)
     plt.close(fig)
     err.print(f"crossover: wrote {directory / 'crossover.svg'} and .png", highlight=False)
-
-

@@ -24,8 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, "
-                                                 "and what it costs in CPU.")
+    parser = _Parser(
+        prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, and what it costs in CPU."
+    )
     parser.add_argument("--version", action="version", version=f"sshbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for group in COMMAND_GROUPS:
@@ -59,8 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug: one line (the traceback with SSHBENCH_DEBUG=1), never a stack dump
         if os.environ.get("SSHBENCH_DEBUG"):
             raise
-        err.print(f"sshbench: internal error: {type(e).__name__}: {e} (SSHBENCH_DEBUG=1 shows where)",
-                  markup=False, highlight=False)
+        err.print(
+            f"sshbench: internal error: {type(e).__name__}: {e} (SSHBENCH_DEBUG=1 shows where)",
+            markup=False,
+            highlight=False,
+        )
         return 1
 
 

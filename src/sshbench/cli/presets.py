@@ -16,16 +16,31 @@ class Preset:
     options: dict = field(default_factory=dict)  # argparse destinations -> values
 
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (
-    Preset("seed000", "scp of a compressible source tar, every cipher, with and without compression (seed 000)",
-           {"tool": "scp", "payload": "text", "compression": "both", "sink": "tmpfs"}),
-    Preset("seed001", "every cipher x MAC, random data through ssh, interleaved runs, medians, factor of the "
-                      "fastest (seed 001)", {"full": True, "tool": "pipe", "payload": "random", "runs": 5}),
-    Preset("seed002", "scp of a zero-filled file to disk: 3des-cbc against the rest (seed 002)",
-           {"tool": "scp", "payload": "zero", "sink": "disk"}),
-    Preset("seed004", "`cat file | ssh -c X host wc -c` per cipher with its CPU time (seed 004)",
-           {"tool": "pipe", "payload": "random", "sink": "null"}),
-)}
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "seed000",
+            "scp of a compressible source tar, every cipher, with and without compression (seed 000)",
+            {"tool": "scp", "payload": "text", "compression": "both", "sink": "tmpfs"},
+        ),
+        Preset(
+            "seed001",
+            "every cipher x MAC, random data through ssh, interleaved runs, medians, factor of the fastest (seed 001)",
+            {"full": True, "tool": "pipe", "payload": "random", "runs": 5},
+        ),
+        Preset(
+            "seed002",
+            "scp of a zero-filled file to disk: 3des-cbc against the rest (seed 002)",
+            {"tool": "scp", "payload": "zero", "sink": "disk"},
+        ),
+        Preset(
+            "seed004",
+            "`cat file | ssh -c X host wc -c` per cipher with its CPU time (seed 004)",
+            {"tool": "pipe", "payload": "random", "sink": "null"},
+        ),
+    )
+}
 
 # What `--seeds` runs, one after the other: the scp table with compression and the cipher x MAC matrix.
 SEEDS = ("seed000", "seed001")

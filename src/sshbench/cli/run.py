@@ -27,57 +27,98 @@ from sshbench.units import parse_size
 def add_commands(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="benchmark a target (default: a private sshd on 127.0.0.1)")
     run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
-    run.add_argument("--ciphers", help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' "
-                                       "(default: all both ends support)")
+    run.add_argument(
+        "--ciphers",
+        help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' (default: all both ends support)",
+    )
     run.add_argument("--macs", help="as --ciphers (default: the MAC a default connection negotiates; all with --full)")
     run.add_argument("--kex", help="as --ciphers (default: the kex a default connection negotiates)")
     run.add_argument("--full", action="store_true", help="the whole cipher x MAC matrix")
     run.add_argument("--size", type=parse_size, help="fixed payload size, e.g. 64M (default: adaptive per combination)")
-    run.add_argument("--seconds", type=float, default=1.0,
-                     help="adaptive sizing: aim for a data phase this long (default 1.0)")
-    run.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
-                     help="adaptive sizing never goes above this (default 1G)")
+    run.add_argument(
+        "--seconds", type=float, default=1.0, help="adaptive sizing: aim for a data phase this long (default 1.0)"
+    )
+    run.add_argument(
+        "--max-size",
+        type=parse_size,
+        default=parse_size("1G"),
+        help="adaptive sizing never goes above this (default 1G)",
+    )
     run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
-    run.add_argument("--preset", metavar="NAME",
-                     help="a seed's set-up: seed000 (scp of a tar, +-compression), seed001 (cipher x MAC), "
-                          "seed002 (scp of zeros to disk), seed004 (pipe per cipher); given options win")
-    run.add_argument("--seeds", action="store_true",
-                     help="run the seed000 and seed001 presets one after the other, to compare with the seeds' tables")
-    run.add_argument("--server", default="openssh",
-                     help="comma list of private server implementations to sweep: openssh, dropbear, asyncssh "
-                          "(default openssh)")
-    run.add_argument("--dropbear-window", type=parse_size, metavar="BYTES",
-                     help="--server dropbear: its receive window (-W), e.g. 8M (default Dropbear's 24576; "
-                          "at most 10M); it caps uploads")
-    run.add_argument("--link", default="loopback",
-                     help="comma list of link profiles to sweep (default loopback)")
-    run.add_argument("--tool", default="pipe",
-                     help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)")
-    run.add_argument("--direction", default="up", choices=["up", "down", "both"],
-                     help="up: client to server; down: server to client (default up)")
+    run.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="a seed's set-up: seed000 (scp of a tar, +-compression), seed001 (cipher x MAC), "
+        "seed002 (scp of zeros to disk), seed004 (pipe per cipher); given options win",
+    )
+    run.add_argument(
+        "--seeds",
+        action="store_true",
+        help="run the seed000 and seed001 presets one after the other, to compare with the seeds' tables",
+    )
+    run.add_argument(
+        "--server",
+        default="openssh",
+        help="comma list of private server implementations to sweep: openssh, dropbear, asyncssh (default openssh)",
+    )
+    run.add_argument(
+        "--dropbear-window",
+        type=parse_size,
+        metavar="BYTES",
+        help="--server dropbear: its receive window (-W), e.g. 8M (default Dropbear's 24576; "
+        "at most 10M); it caps uploads",
+    )
+    run.add_argument("--link", default="loopback", help="comma list of link profiles to sweep (default loopback)")
+    run.add_argument(
+        "--tool", default="pipe", help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)"
+    )
+    run.add_argument(
+        "--direction",
+        default="up",
+        choices=["up", "down", "both"],
+        help="up: client to server; down: server to client (default up)",
+    )
     run.add_argument("-R", "--reverse", action="store_true", help="same as --direction down (as iperf3 -R)")
     run.add_argument("--sink", default="null", help="comma list: null (/dev/null), tmpfs, disk (default null)")
     run.add_argument("--payload", default="random", help="comma list: random, zero, text (default random)")
     run.add_argument("--file", metavar="PATH", help="send this file instead (never modified; its size is the size)")
-    run.add_argument("--compression", default="off", choices=["off", "on", "both"],
-                     help="ssh compression (zlib@openssh.com): off, on, or both swept (default off)")
+    run.add_argument(
+        "--compression",
+        default="off",
+        choices=["off", "on", "both"],
+        help="ssh compression (zlib@openssh.com): off, on, or both swept (default off)",
+    )
     verify = run.add_mutually_exclusive_group()
-    verify.add_argument("--verify", dest="verify", action="store_true", default=None,
-                        help="compare the SHA-256 of what arrived with the payload's (default: on for file sinks)")
+    verify.add_argument(
+        "--verify",
+        dest="verify",
+        action="store_true",
+        default=None,
+        help="compare the SHA-256 of what arrived with the payload's (default: on for file sinks)",
+    )
     verify.add_argument("--no-verify", dest="verify", action="store_false", help="never compute checksums")
     run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
     run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
-    run.add_argument("--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)")
+    run.add_argument(
+        "--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)"
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="a line per trial")
-    run.add_argument("--no-aesni", action="store_true",
-                     help="mask AES-NI (OPENSSL_ia32cap) for ssh and the private sshd, verified before any trial")
-    run.add_argument("--no-baselines", action="store_true",
-                     help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)")
+    run.add_argument(
+        "--no-aesni",
+        action="store_true",
+        help="mask AES-NI (OPENSSL_ia32cap) for ssh and the private sshd, verified before any trial",
+    )
+    run.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
+    )
     add_db_option(run)
-    run.add_argument("--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, "
-                                                        "with its stored settings")
+    run.add_argument(
+        "--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, with its stored settings"
+    )
     run.set_defaults(handler=cmd_run_presets)
 
 
@@ -85,7 +126,9 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
     rate = f"{trial.mib_s:.1f} MiB/s" if trial.mib_s else (f"{trial.wall_s * 1000:.0f} ms" if trial.wall_s else "")
     state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
     what = "warm-up" if trial.warmup else f"run {trial.repetition + 1}"
-    return f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"
+    return (
+        f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"
+    )
 
 
 def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -128,15 +171,42 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
-        host=args.host, ciphers=args.ciphers, macs=args.macs, kex=args.kex, full=args.full, size=args.size,
-        seconds=args.seconds, max_size=args.max_size, runs=args.runs, warmup=args.warmup,
-        trial_timeout_s=args.trial_timeout, sshd=args.sshd, ssh_config=args.ssh_config,
-        tool=args.tool, direction="down" if args.reverse else args.direction, sink=args.sink, payload=args.payload,
-        file=args.file, compression=args.compression, verify=args.verify, server=args.server, link=args.link,
-        no_aesni=args.no_aesni, baselines=not args.no_baselines, dropbear_window=args.dropbear_window,
+        host=args.host,
+        ciphers=args.ciphers,
+        macs=args.macs,
+        kex=args.kex,
+        full=args.full,
+        size=args.size,
+        seconds=args.seconds,
+        max_size=args.max_size,
+        runs=args.runs,
+        warmup=args.warmup,
+        trial_timeout_s=args.trial_timeout,
+        sshd=args.sshd,
+        ssh_config=args.ssh_config,
+        tool=args.tool,
+        direction="down" if args.reverse else args.direction,
+        sink=args.sink,
+        payload=args.payload,
+        file=args.file,
+        compression=args.compression,
+        verify=args.verify,
+        server=args.server,
+        link=args.link,
+        no_aesni=args.no_aesni,
+        baselines=not args.no_baselines,
+        dropbear_window=args.dropbear_window,
     )
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
     task = progress.add_task("trials", total=None)
 
     def on_plan(total: int) -> None:
@@ -149,8 +219,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         if args.verbose:
             progress.console.print(_trial_line(index, total, trial), markup=False, highlight=False)
         if not trial.valid and not args.verbose:
-            progress.console.print(f"[yellow]invalid trial[/] {trial.combination.label}: {trial.invalid_reason}",
-                                   highlight=False)
+            progress.console.print(
+                f"[yellow]invalid trial[/] {trial.combination.label}: {trial.invalid_reason}", highlight=False
+            )
 
     runner = Runner(settings, on_trial=on_trial, on_plan=on_plan, resume_from=recorder.resume_from)
     recorder.started(runner.result)
@@ -173,5 +244,3 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         kept = f" ({measured} measured trials kept above)" if measured and "kept" not in result.error else ""
         err.print(f"sshbench: error: {result.error}{kept}", highlight=False, markup=False)
     return result.exit_code or (0 if stored else 1)
-
-

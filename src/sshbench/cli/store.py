@@ -63,13 +63,25 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"sshbench: no runs in {store.path} yet", highlight=False, markup=False)
             return 0
     header = ["id", "date", "host", "target", "swept", "trials", "client ssh", "status"]
-    rows = [[str(r.id), _date(r.started_at), r.hostname or "-", r.target or "-", r.swept, str(r.measured_trials),
-             r.client_ssh_version or "-", r.status + (" (imported)" if r.imported else "")] for r in runs]
+    rows = [
+        [
+            str(r.id),
+            _date(r.started_at),
+            r.hostname or "-",
+            r.target or "-",
+            r.swept,
+            str(r.measured_trials),
+            r.client_ssh_version or "-",
+            r.status + (" (imported)" if r.imported else ""),
+        ]
+        for r in runs
+    ]
     # Plain aligned columns, never wrapped or cut: one line per run, easy to grep.
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        line = "  ".join(cell.rjust(w) if i in (0, 5) else cell.ljust(w)
-                         for i, (cell, w) in enumerate(zip(row, widths)))
+        line = "  ".join(
+            cell.rjust(w) if i in (0, 5) else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))
+        )
         out.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
     return 0
 
@@ -119,8 +131,11 @@ def compare_table(comparison) -> Table:
     from sshbench.compare import Comparison
 
     assert isinstance(comparison, Comparison)
-    table = Table(title=f"MiB/s (median) per run; ratio = run / run {comparison.run_labels[0]} "
-                        "(± propagated from each run's spread)", title_justify="left")
+    table = Table(
+        title=f"MiB/s (median) per run; ratio = run / run {comparison.run_labels[0]} "
+        "(± propagated from each run's spread)",
+        title_justify="left",
+    )
     table.add_column("combination")
     for label in comparison.run_labels:
         table.add_column(f"run {label}", justify="right")

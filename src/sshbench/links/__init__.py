@@ -14,4 +14,13 @@ from sshbench.links.profiles import (
     rate_mbit_s,
 )
 
-__all__ = ["LINKS", "LOOPBACK", "LinkProfile", "custom_profile", "parse_links", "parse_rate", "profile_named", "rate_mbit_s"]
+__all__ = [
+    "LINKS",
+    "LOOPBACK",
+    "LinkProfile",
+    "custom_profile",
+    "parse_links",
+    "parse_rate",
+    "profile_named",
+    "rate_mbit_s",
+]

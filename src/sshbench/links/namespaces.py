@@ -27,6 +27,7 @@ CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
 
 # --- requirements ---------------------------------------------------------------------------------
 
+
 def _find_tool(name: str) -> str | None:
     found = shutil.which(name)
     if found:
@@ -53,8 +54,10 @@ def missing_requirement(links: list[LinkProfile]) -> str | None:
     names = ",".join(p.name for p in links if p.emulated)
     if not _has_capabilities(CAP_NET_ADMIN, CAP_SYS_ADMIN):  # root normally has both; a container may not
         who = "root" if os.geteuid() == 0 else "this user"
-        return (f"--link {names} needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) to create network namespaces and "
-                f"shape them with tc, and {who} lacks them; run as root or use --link loopback")
+        return (
+            f"--link {names} needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) to create network namespaces and "
+            f"shape them with tc, and {who} lacks them; run as root or use --link loopback"
+        )
     missing = [tool for tool in ("ip", "tc") if _find_tool(tool) is None]
     if missing:
         return f"--link {names} needs iproute2 ({' and '.join(missing)} not found): apt-get install iproute2"
@@ -69,11 +72,13 @@ def require_support(links: list[LinkProfile]) -> None:
 
 # --- running commands -----------------------------------------------------------------------------
 
+
 def _run(argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
     tool = _find_tool(argv[0]) or argv[0]
     try:
-        done = subprocess.run([tool, *argv[1:]], capture_output=True, text=True, timeout=TC_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [tool, *argv[1:]], capture_output=True, text=True, timeout=TC_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
         raise RunError(f"{' '.join(argv)} did not finish within {TC_TIMEOUT_S:.0f} s") from None
     if check and done.returncode != 0:

@@ -71,6 +71,7 @@ READY_TIMEOUT_S = 10.0
 
 # --- the namespace pair ---------------------------------------------------------------------------
 
+
 @dataclass
 class Endpoint:
     """Where a client in the client namespace connects for one service, on one link."""
@@ -104,8 +105,23 @@ class LinkPath:
         cleanup.push(self.destroy)  # first pushed, last undone: after sshd and the relays are gone
         for ns in (self.client_ns, self.server_ns):
             _run(["ip", "netns", "add", ns])
-        _run(["ip", "-n", self.client_ns, "link", "add", CLIENT_IF, "type", "veth",
-              "peer", "name", SERVER_IF, "netns", self.server_ns])
+        _run(
+            [
+                "ip",
+                "-n",
+                self.client_ns,
+                "link",
+                "add",
+                CLIENT_IF,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                SERVER_IF,
+                "netns",
+                self.server_ns,
+            ]
+        )
         for ns, dev, addr in ((self.client_ns, CLIENT_IF, CLIENT_ADDR), (self.server_ns, SERVER_IF, SERVER_ADDR)):
             _run(["ip", "-n", ns, "addr", "add", f"{addr}/{PREFIX_LEN}", "dev", dev])
             _run(["ip", "-n", ns, "link", "set", dev, "up"])
@@ -114,14 +130,18 @@ class LinkPath:
         for profile in self.profiles.values():
             self.states[profile.name] = LinkState(profile, self._method(profile))
             if profile.loss_pct and not self.netem:
-                raise UsageError(f"link {profile.name}: loss needs tc netem (sch_netem), which this kernel lacks; "
-                                 "drop loss=... (rate and delay work without it)")
+                raise UsageError(
+                    f"link {profile.name}: loss needs tc netem (sch_netem), which this kernel lacks; "
+                    "drop loss=... (rate and delay work without it)"
+                )
         self._start_echo_server()
         cleanup.push(self.collect_counters)  # runs before the namespaces go: the last link's counters
 
     def _detect_netem(self) -> bool:
-        probe = _run(["tc", "-n", self.client_ns, "qdisc", "replace", "dev", CLIENT_IF, "root", "netem",
-                      "delay", "1ms"], check=False)
+        probe = _run(
+            ["tc", "-n", self.client_ns, "qdisc", "replace", "dev", CLIENT_IF, "root", "netem", "delay", "1ms"],
+            check=False,
+        )
         if probe.returncode != 0:
             return False
         _run(["tc", "-n", self.client_ns, "qdisc", "del", "dev", CLIENT_IF, "root"], check=False)
@@ -143,21 +163,41 @@ class LinkPath:
             if state.method not in (METHOD_RELAY, METHOD_RELAY_ONLY):
                 continue
             base = RELAY_BASE_PORT + 10 * index
-            routes = [f"{base}={SERVER_ADDR}:{sshd_port}", f"{base + 1}={SERVER_ADDR}:{RAW_TCP_PORT}",
-                      f"{base + 2}={SERVER_ADDR}:{ECHO_PORT}"]
-            argv = [_find_tool("ip") or "ip", "netns", "exec", self.client_ns, sys.executable, "-m", "sshbench.links.relay",
-                    "--delay-ms", str(state.profile.delay_ms), "--jitter-ms", str(state.profile.jitter_ms),
-                    "--buffer", str(self._relay_buffer(state.profile)), *routes]
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True)
+            routes = [
+                f"{base}={SERVER_ADDR}:{sshd_port}",
+                f"{base + 1}={SERVER_ADDR}:{RAW_TCP_PORT}",
+                f"{base + 2}={SERVER_ADDR}:{ECHO_PORT}",
+            ]
+            argv = [
+                _find_tool("ip") or "ip",
+                "netns",
+                "exec",
+                self.client_ns,
+                sys.executable,
+                "-m",
+                "sshbench.links.relay",
+                "--delay-ms",
+                str(state.profile.delay_ms),
+                "--jitter-ms",
+                str(state.profile.jitter_ms),
+                "--buffer",
+                str(self._relay_buffer(state.profile)),
+                *routes,
+            ]
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
             cleanup.track_process(proc.pid)
             self._relays[state.profile.name] = proc
             assert proc.stdout is not None
             ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
             line = proc.stdout.readline().decode(errors="replace").strip() if ready else ""
             if line != "ready":
-                err = proc.stderr.read1(4000).decode(errors="replace").strip() if proc.poll() is not None else ""
-                raise RunError(f"the delay relay for link {state.profile.name} did not start: {err or line or 'timeout'}")
+                stderr = proc.stderr
+                err = stderr.read(4000).decode(errors="replace").strip() if stderr and proc.poll() is not None else ""
+                raise RunError(
+                    f"the delay relay for link {state.profile.name} did not start: {err or line or 'timeout'}"
+                )
             state.relay_port = base
 
     @staticmethod
@@ -293,5 +333,10 @@ class LinkPath:
                 _run(["ip", "netns", "delete", ns], check=False)
 
     def describe(self) -> dict:
-        return {"client_namespace": self.client_ns, "server_namespace": self.server_ns,
-                "client_address": CLIENT_ADDR, "server_address": SERVER_ADDR, "netem_available": self.netem}
+        return {
+            "client_namespace": self.client_ns,
+            "server_namespace": self.server_ns,
+            "client_address": CLIENT_ADDR,
+            "server_address": SERVER_ADDR,
+            "netem_available": self.netem,
+        }

@@ -51,9 +51,16 @@ class LinkProfile:
         return int(self.rate_bit_s / 8 * self.rtt_ms / 1000)
 
     def describe(self) -> dict:
-        return {"name": self.name, "rate_bit_s": self.rate_bit_s, "delay_ms": self.delay_ms,
-                "jitter_ms": self.jitter_ms, "loss_pct": self.loss_pct, "rtt_ms": self.rtt_ms,
-                "bdp_bytes": self.bdp_bytes(), "source": self.source}
+        return {
+            "name": self.name,
+            "rate_bit_s": self.rate_bit_s,
+            "delay_ms": self.delay_ms,
+            "jitter_ms": self.jitter_ms,
+            "loss_pct": self.loss_pct,
+            "rtt_ms": self.rtt_ms,
+            "bdp_bytes": self.bdp_bytes(),
+            "source": self.source,
+        }
 
 
 LOOPBACK = LinkProfile("loopback", source="127.0.0.1 on this machine: no network, no shaping")
@@ -62,20 +69,41 @@ LOOPBACK = LinkProfile("loopback", source="127.0.0.1 on this machine: no network
 # is far below anything that limits one SSH channel (its bandwidth-delay product is a few KiB).
 _PROFILES = (
     LOOPBACK,
-    LinkProfile("lan10g", rate_bit_s=10_000_000_000,
-                source="10 Gbit/s Ethernet (10GBASE-T/SFP+) on one switch; LAN RTT not emulated"),
-    LinkProfile("lan1g", rate_bit_s=1_000_000_000,
-                source="seed 000's 1 Gbit/s LAN (it measured 109.5 MiB/s uncompressed); LAN RTT not emulated"),
-    LinkProfile("lan100m", rate_bit_s=100_000_000,
-                source="100 Mbit/s Fast Ethernet, or a typical Wi-Fi link's real throughput; LAN RTT not emulated"),
-    LinkProfile("wan24m", rate_bit_s=24_000_000, delay_ms=10.0,
-                source="seed 000's WAN: uplink shaped to 24 Mbit/s at the client; the seed gives no RTT, "
-                       "20 ms (10 ms each way) assumed for a domestic path"),
-    LinkProfile("wan100m", rate_bit_s=100_000_000, delay_ms=20.0,
-                source="a 100 Mbit/s fibre/cable line to a server in another region: 40 ms RTT"),
-    LinkProfile("lfn1g", rate_bit_s=1_000_000_000, delay_ms=83.5,
-                source="long fat network from HPN-SSH's example: 1 Gbit/s at 167 ms RTT, where OpenSSH's "
-                       "channel window caps one channel near window/RTT (11.8 MiB/s)"),
+    LinkProfile(
+        "lan10g",
+        rate_bit_s=10_000_000_000,
+        source="10 Gbit/s Ethernet (10GBASE-T/SFP+) on one switch; LAN RTT not emulated",
+    ),
+    LinkProfile(
+        "lan1g",
+        rate_bit_s=1_000_000_000,
+        source="seed 000's 1 Gbit/s LAN (it measured 109.5 MiB/s uncompressed); LAN RTT not emulated",
+    ),
+    LinkProfile(
+        "lan100m",
+        rate_bit_s=100_000_000,
+        source="100 Mbit/s Fast Ethernet, or a typical Wi-Fi link's real throughput; LAN RTT not emulated",
+    ),
+    LinkProfile(
+        "wan24m",
+        rate_bit_s=24_000_000,
+        delay_ms=10.0,
+        source="seed 000's WAN: uplink shaped to 24 Mbit/s at the client; the seed gives no RTT, "
+        "20 ms (10 ms each way) assumed for a domestic path",
+    ),
+    LinkProfile(
+        "wan100m",
+        rate_bit_s=100_000_000,
+        delay_ms=20.0,
+        source="a 100 Mbit/s fibre/cable line to a server in another region: 40 ms RTT",
+    ),
+    LinkProfile(
+        "lfn1g",
+        rate_bit_s=1_000_000_000,
+        delay_ms=83.5,
+        source="long fat network from HPN-SSH's example: 1 Gbit/s at 167 ms RTT, where OpenSSH's "
+        "channel window caps one channel near window/RTT (11.8 MiB/s)",
+    ),
 )
 
 LINKS: dict[str, LinkProfile] = {p.name: p for p in _PROFILES}
@@ -142,12 +170,15 @@ def custom_profile(values: dict[str, str]) -> LinkProfile:
     if loss:
         parts.append(f"loss{_fmt_number(loss)}%")
     spec = ",".join(f"{k}={values[k]}" for k in CUSTOM_KEYS if k in values)
-    return LinkProfile("/".join(parts), rate_bit_s=rate, delay_ms=delay, jitter_ms=jitter, loss_pct=loss,
-                       source=f"custom: {spec}")
+    return LinkProfile(
+        "/".join(parts), rate_bit_s=rate, delay_ms=delay, jitter_ms=jitter, loss_pct=loss, source=f"custom: {spec}"
+    )
 
 
-_CANONICAL = re.compile(r"(?P<rate>[0-9.]+(?:bit|kbit|mbit|gbit)|unshaped)/(?P<delay>[0-9.]+ms)"
-                        r"(?:/j(?P<jitter>[0-9.]+ms))?(?:/loss(?P<loss>[0-9.]+%))?")
+_CANONICAL = re.compile(
+    r"(?P<rate>[0-9.]+(?:bit|kbit|mbit|gbit)|unshaped)/(?P<delay>[0-9.]+ms)"
+    r"(?:/j(?P<jitter>[0-9.]+ms))?(?:/loss(?P<loss>[0-9.]+%))?"
+)
 
 
 def profile_named(name: str) -> LinkProfile | None:
@@ -176,7 +207,7 @@ def parse_links(spec: str) -> list[LinkProfile]:
     for chunk in re.split(r"[+;]", spec or ""):
         pending: dict[str, str] = {}
 
-        def flush() -> None:
+        def flush(pending: dict[str, str] = pending) -> None:
             if pending:
                 out.append(custom_profile(dict(pending)))
                 pending.clear()

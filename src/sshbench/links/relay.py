@@ -18,8 +18,9 @@ class _DelayedPipe:
     order), a writer thread sends it when due. Buffered bytes are capped so that a fast sender is
     held back by TCP flow control instead of filling memory."""
 
-    def __init__(self, src: socket.socket, dst: socket.socket, delay_s: float, jitter_s: float, cap: int,
-                 done: threading.Event) -> None:
+    def __init__(
+        self, src: socket.socket, dst: socket.socket, delay_s: float, jitter_s: float, cap: int, done: threading.Event
+    ) -> None:
         self.src, self.dst = src, dst
         self.delay_s, self.jitter_s, self.cap = delay_s, jitter_s, cap
         self.queue: deque[tuple[float, bytes]] = deque()
@@ -71,8 +72,9 @@ class _DelayedPipe:
         self.done.set()
 
 
-def _relay_connection(client: socket.socket, upstream: tuple[str, int], delay_s: float, jitter_s: float,
-                      cap: int) -> None:
+def _relay_connection(
+    client: socket.socket, upstream: tuple[str, int], delay_s: float, jitter_s: float, cap: int
+) -> None:
     try:
         server = socket.create_connection(upstream, timeout=10)
     except OSError:
@@ -108,12 +110,14 @@ def relay_main(argv: list[str]) -> int:
         host, _, target_port = target.rpartition(":")
         listener = socket.create_server(("127.0.0.1", int(port)), backlog=16)
 
-        def accept_loop(listener: socket.socket = listener, upstream: tuple[str, int] = (host, int(target_port))
-                        ) -> None:
+        def accept_loop(
+            listener: socket.socket = listener, upstream: tuple[str, int] = (host, int(target_port))
+        ) -> None:
             while True:
                 conn, _ = listener.accept()
-                threading.Thread(target=_relay_connection, args=(conn, upstream, delay_s, jitter_s, args.buffer),
-                                 daemon=True).start()
+                threading.Thread(
+                    target=_relay_connection, args=(conn, upstream, delay_s, jitter_s, args.buffer), daemon=True
+                ).start()
 
         threading.Thread(target=accept_loop, daemon=True).start()
     print("ready", flush=True)

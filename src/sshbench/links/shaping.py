@@ -27,13 +27,16 @@ class LinkState:
     tc: dict = field(default_factory=lambda: {"sent_bytes": 0, "sent_packets": 0, "drops": 0, "overlimits": 0})
 
     def describe(self) -> dict:
-        return {**self.profile.describe(), "method": self.method, "rtt_measured_ms": self.rtt_ms,
-                "window_bytes": OPENSSH_CHANNEL_WINDOW,
-                # For the `window` verdict: only where the profile has a delay (an unshaped veth's
-                # ~0.02 ms would make window/RTT meaningless).
-                "rtt_s": None if self.profile.delay_ms <= 0 else
-                (self.rtt_ms or self.profile.rtt_ms) / 1000,
-                "tc_counters": dict(self.tc)}
+        return {
+            **self.profile.describe(),
+            "method": self.method,
+            "rtt_measured_ms": self.rtt_ms,
+            "window_bytes": OPENSSH_CHANNEL_WINDOW,
+            # For the `window` verdict: only where the profile has a delay (an unshaped veth's
+            # ~0.02 ms would make window/RTT meaningless).
+            "rtt_s": None if self.profile.delay_ms <= 0 else (self.rtt_ms or self.profile.rtt_ms) / 1000,
+            "tc_counters": dict(self.tc),
+        }
 
 
 def _tc_rate(bits: int) -> str:

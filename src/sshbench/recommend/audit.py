@@ -55,8 +55,7 @@ def effective_client_lists(ssh_G_text: str) -> dict[str, list[str]]:
     return lists
 
 
-def fastest_safe(summaries: list[Summary], strict: bool | None, minimum: Level = Level.ACCEPTABLE
-                 ) -> Summary | None:
+def fastest_safe(summaries: list[Summary], strict: bool | None, minimum: Level = Level.ACCEPTABLE) -> Summary | None:
     """The fastest measured combination whose verdict is at least `minimum` (summaries come fastest first)."""
     for s in summaries:
         if s.median_mib_s is None:
@@ -67,26 +66,39 @@ def fastest_safe(summaries: list[Summary], strict: bool | None, minimum: Level =
     return None
 
 
-def judge(host_label: str, effective: dict[str, list[str]], negotiated: dict[str, str | None],
-          strict: terrapin.StrictKex, run: RunResult | None) -> AuditReport:
+def judge(
+    host_label: str,
+    effective: dict[str, list[str]],
+    negotiated: dict[str, str | None],
+    strict: terrapin.StrictKex,
+    run: RunResult | None,
+) -> AuditReport:
     """Pure: verdicts and findings from what was read and negotiated (tested on recorded values too)."""
     report = AuditReport(host_label=host_label, effective=effective, negotiated=negotiated, strict=strict)
     for kind, _ in KINDS:
-        report.offered_verdicts[kind] = [(n, algorithm_verdict(kind, n, strict.negotiated))
-                                         for n in effective.get(kind, [])]
+        report.offered_verdicts[kind] = [
+            (n, algorithm_verdict(kind, n, strict.negotiated)) for n in effective.get(kind, [])
+        ]
     cipher, mac, kex = negotiated.get("cipher"), negotiated.get("mac") or IMPLICIT_MAC, negotiated.get("kex")
     if cipher and kex:
         report.negotiated_verdict = combination_verdict(cipher, mac, kex, strict_kex=strict.negotiated)
         v = report.negotiated_verdict
         if v.level <= Level.WEAK:
-            report.findings.append(Finding(v.label, f"negotiated {cipher}"
-                                                    f"{'' if mac == IMPLICIT_MAC else ' + ' + mac} / {kex} is "
-                                                    f"{v.label}: {v.reason}"))
+            report.findings.append(
+                Finding(
+                    v.label,
+                    f"negotiated {cipher}{'' if mac == IMPLICIT_MAC else ' + ' + mac} / {kex} is {v.label}: {v.reason}",
+                )
+            )
     for kind, verdicts in report.offered_verdicts.items():
         for name, verdict in verdicts:
             if verdict.level <= Level.WEAK and name not in negotiated.values():
-                report.findings.append(Finding(verdict.label, f"the client offers {kind} {name} ({verdict.label}: "
-                                                              f"{verdict.reason}); a server could pick it"))
+                report.findings.append(
+                    Finding(
+                        verdict.label,
+                        f"the client offers {kind} {name} ({verdict.label}: {verdict.reason}); a server could pick it",
+                    )
+                )
     if run is not None:
         _speed_findings(report, run, cipher, mac)
     elif cipher:
@@ -101,20 +113,28 @@ def _speed_findings(report: AuditReport, run: RunResult, cipher: str | None, mac
         return
     mine = next((s for s in summaries if s.combination.cipher == cipher and s.combination.mac == mac), None)
     alt = best.combination
-    alt_label = f"{alt.label} ({best.median_mib_s:.0f} MiB/s, {combination_verdict(alt.cipher, alt.mac, alt.kex, alt.compression, report.strict.negotiated).label})"  # noqa: E501
+    alt_label = f"{alt.label} ({best.median_mib_s:.0f} MiB/s, {combination_verdict(alt.cipher, alt.mac, alt.kex, alt.compression, report.strict.negotiated).label})"
     if mine is None:
-        report.findings.append(Finding("info", f"{cipher} was not measured in the run; fastest safe measured: "
-                                               f"{alt_label}"))
+        report.findings.append(
+            Finding("info", f"{cipher} was not measured in the run; fastest safe measured: {alt_label}")
+        )
     elif mine is not best and (mine.median_mib_s or 0) * SLOW_FACTOR < (best.median_mib_s or 0):
-        report.findings.append(Finding("slow", f"negotiated {mine.combination.label} measured "
-                                               f"{mine.median_mib_s:.0f} MiB/s; faster and safe: {alt_label}"))
+        report.findings.append(
+            Finding(
+                "slow",
+                f"negotiated {mine.combination.label} measured "
+                f"{mine.median_mib_s:.0f} MiB/s; faster and safe: {alt_label}",
+            )
+        )
     if report.negotiated_verdict is not None and report.negotiated_verdict.level <= Level.WEAK:
-        report.findings.append(Finding("info", f"measured alternative to the {report.negotiated_verdict.label} "
-                                               f"choice: {alt_label}"))
+        report.findings.append(
+            Finding("info", f"measured alternative to the {report.negotiated_verdict.label} choice: {alt_label}")
+        )
 
 
-def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: RunResult | None,
-              ssh: str = "ssh") -> AuditReport:
+def run_audit(
+    host: str | None, ssh_config: str | None, sshd: str | None, run: RunResult | None, ssh: str = "ssh"
+) -> AuditReport:
     """Read `ssh -G`, connect once (`ssh -vv`), judge."""
     import subprocess
 
@@ -129,8 +149,9 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
     config_args = ["-F", ssh_config] if ssh_config else ([] if host else ["-F", "/dev/null"])
     g_host = host or "127.0.0.1"
     try:
-        g = subprocess.run([ssh, *config_args, "-G", g_host], capture_output=True, text=True, timeout=10,
-                           stdin=subprocess.DEVNULL)
+        g = subprocess.run(
+            [ssh, *config_args, "-G", g_host], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError:
         raise RunError(f"ssh client not found ({ssh}); install it: apt-get install openssh-client") from None
     if g.returncode != 0:
@@ -145,7 +166,7 @@ def run_audit(host: str | None, ssh_config: str | None, sshd: str | None, run: R
             if host is None and ssh_config:
                 # The private sshd's client options pin -F /dev/null: audit the given config instead.
                 index = options.index("-F")
-                options = [*options[:index], "-F", ssh_config, *options[index + 2:]]
+                options = [*options[:index], "-F", ssh_config, *options[index + 2 :]]
             status, log = probe(ssh, options, target.destination())
     finally:
         cleanup.close()

@@ -53,8 +53,11 @@ class Choice:
 
     def figure(self) -> str:
         if self.kind == "kex":
-            return f"{self.name} {self.handshake_ms:.0f} ms set-up" if self.handshake_ms is not None else \
-                f"{self.name} (set-up not measured)"
+            return (
+                f"{self.name} {self.handshake_ms:.0f} ms set-up"
+                if self.handshake_ms is not None
+                else f"{self.name} (set-up not measured)"
+            )
         rate = f"{self.median_mib_s:.0f} MiB/s" if self.median_mib_s is not None else "not measured"
         return f"{self.name} {rate}" + (f" (with {self.measured_with})" if self.measured_with else "")
 
@@ -104,8 +107,10 @@ class Recommendation:
             "Compression": self.compression_note,
         }
         where = "~/.ssh/config" if self.target == "client" else "sshd_config"
-        header = [f"# sshbench recommend --policy {self.policy} --for {self.target} ({where})",
-                  f"# from {self.run_label}; {self.strict.describe()}"]
+        header = [
+            f"# sshbench recommend --policy {self.policy} --for {self.target} ({where})",
+            f"# from {self.run_label}; {self.strict.describe()}",
+        ]
         header += [f"# WARNING: {w}" for w in self.warnings]
         indent = "    " if self.target == "client" else ""
         body: list[str] = []
@@ -133,8 +138,9 @@ def _rate(s: Summary | None) -> str:
     return f"{s.median_mib_s:.0f} MiB/s" if s is not None and s.median_mib_s is not None else "-"
 
 
-def build(result: RunResult, policy: str, target: str = "client", host_pattern: str | None = None,
-          run_label: str = "the run") -> Recommendation:
+def build(
+    result: RunResult, policy: str, target: str = "client", host_pattern: str | None = None, run_label: str = "the run"
+) -> Recommendation:
     """Pick and order the algorithms; raises NothingAllowed (naming the closest policy that would give a
     set) when every measured algorithm of a kind fails `policy`."""
     if policy not in POLICIES:
@@ -150,9 +156,10 @@ def build(result: RunResult, policy: str, target: str = "client", host_pattern: 
         raise NothingAllowed(f"{err}; {_closest(result, valid, policy, target, host_pattern, run_label)}") from None
 
 
-def _closest(result: RunResult, valid: list[Summary], policy: str, target: str, host_pattern: str | None,
-             run_label: str) -> str:
-    for looser in POLICY_ORDER[POLICY_ORDER.index(policy) + 1:]:
+def _closest(
+    result: RunResult, valid: list[Summary], policy: str, target: str, host_pattern: str | None, run_label: str
+) -> str:
+    for looser in POLICY_ORDER[POLICY_ORDER.index(policy) + 1 :]:
         try:
             rec = _build(result, valid, looser, target, host_pattern, run_label)
         except NothingAllowed:
@@ -162,8 +169,9 @@ def _closest(result: RunResult, valid: list[Summary], policy: str, target: str, 
     return "no policy allows any measured set: measure safer algorithms (e.g. --ciphers 'aes*-gcm*')"
 
 
-def _build(result: RunResult, valid: list[Summary], policy: str, target: str, host_pattern: str | None,
-           run_label: str) -> Recommendation:
+def _build(
+    result: RunResult, valid: list[Summary], policy: str, target: str, host_pattern: str | None, run_label: str
+) -> Recommendation:
     strict = terrapin.from_environment(result.environment)
     minimum = POLICIES[policy]
     measured_all = valid
@@ -171,8 +179,9 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
     # compression is advised separately, from the crossover (_compression).
     valid = [s for s in valid if s.combination.compression == NO_COMPRESSION] or valid
     default_pattern = result.settings.host or "*"
-    rec = Recommendation(policy=policy, target=target, host_pattern=host_pattern or default_pattern,
-                         run_label=run_label, strict=strict)
+    rec = Recommendation(
+        policy=policy, target=target, host_pattern=host_pattern or default_pattern, run_label=run_label, strict=strict
+    )
 
     def allowed(kind: str, verdict: Verdict) -> bool:
         return verdict.level >= minimum[kind]
@@ -183,8 +192,9 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
     # MACs first: a non-AEAD cipher is usable only with an allowed MAC. A MAC's figure comes from the
     # combinations whose cipher the policy allows where there are any (a MAC timed with 3des-cbc says little).
     with_mac = [s for s in valid if s.combination.mac != IMPLICIT_MAC]
-    with_allowed_cipher = [s for s in with_mac
-                           if allowed("cipher", algorithm_verdict("cipher", s.combination.cipher, strict.negotiated))]
+    with_allowed_cipher = [
+        s for s in with_mac if allowed("cipher", algorithm_verdict("cipher", s.combination.cipher, strict.negotiated))
+    ]
     mac_best = _best_by(with_allowed_cipher, lambda s: s.combination.mac)
     mac_best.update({k: v for k, v in _best_by(with_mac, lambda s: s.combination.mac).items() if k not in mac_best})
     for name, s in sorted(mac_best.items(), key=lambda kv: -(kv[1].median_mib_s or 0)):
@@ -192,8 +202,13 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
         if allowed("mac", verdict):
             rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher))
         else:
-            leave_out("mac", name, verdict, _rate(s), f"{verdict.reason}; policy {policy} needs "
-                                                      f"{minimum['mac'].label} or better")
+            leave_out(
+                "mac",
+                name,
+                verdict,
+                _rate(s),
+                f"{verdict.reason}; policy {policy} needs {minimum['mac'].label} or better",
+            )
     allowed_macs = {m.name for m in rec.macs}
     etm_allowed = any(m.endswith(terrapin.ETM_SUFFIX) for m in allowed_macs)
 
@@ -201,25 +216,42 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
     aead = {s.combination.cipher for s in valid if s.combination.mac == IMPLICIT_MAC}
     for name, s in sorted(cipher_best.items(), key=lambda kv: -(kv[1].median_mib_s or 0)):
         verdict = algorithm_verdict("cipher", name, strict.negotiated)
-        with_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac
+        cipher_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac
         if not allowed("cipher", verdict):
-            leave_out("cipher", name, verdict, _rate(s), f"{verdict.reason}; policy {policy} needs "
-                                                         f"{minimum['cipher'].label} or better")
+            leave_out(
+                "cipher",
+                name,
+                verdict,
+                _rate(s),
+                f"{verdict.reason}; policy {policy} needs {minimum['cipher'].label} or better",
+            )
         elif name not in aead and not allowed_macs:
             leave_out("cipher", name, verdict, _rate(s), f"not AEAD and no measured MAC meets policy {policy}")
         elif name.endswith("-cbc") and etm_allowed and not strict.negotiated:
-            leave_out("cipher", name, verdict, _rate(s), "CBC with the -etm MACs on the MACs line is "
-                                                         "Terrapin-affected (CVE-2023-48795) without strict kex")
+            leave_out(
+                "cipher",
+                name,
+                verdict,
+                _rate(s),
+                "CBC with the -etm MACs on the MACs line is Terrapin-affected (CVE-2023-48795) without strict kex",
+            )
         else:
-            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, with_mac))
+            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, cipher_mac))
     if not rec.ciphers:
-        raise NothingAllowed(f"none of the measured ciphers meets policy {policy} "
-                             f"({', '.join(f'{x.name} {x.verdict}' for x in rec.left_out if x.kind == 'cipher')})")
+        raise NothingAllowed(
+            f"none of the measured ciphers meets policy {policy} "
+            f"({', '.join(f'{x.name} {x.verdict}' for x in rec.left_out if x.kind == 'cipher')})"
+        )
     if all(c.name in aead for c in rec.ciphers):
         # No cipher on the line uses a MAC: the MACs line would be dead text (the dropped MACs stay explained).
         for m in rec.macs:
-            leave_out("mac", m.name, m.verdict, f"{m.median_mib_s:.0f} MiB/s" if m.median_mib_s else "-",
-                      "not needed: every recommended cipher is AEAD")
+            leave_out(
+                "mac",
+                m.name,
+                m.verdict,
+                f"{m.median_mib_s:.0f} MiB/s" if m.median_mib_s else "-",
+                "not needed: every recommended cipher is AEAD",
+            )
         rec.macs = []
 
     handshake_ms = {h.kex: h.median_ms for h in summary.handshakes(result) if h.median_ms is not None}
@@ -230,16 +262,24 @@ def _build(result: RunResult, valid: list[Summary], policy: str, target: str, ho
         if allowed("kex", verdict):
             rec.kex.append(Choice("kex", name, verdict, handshake_ms=handshake_ms.get(name)))
         else:
-            leave_out("kex", name, verdict, measured, f"{verdict.reason}; policy {policy} needs "
-                                                      f"{minimum['kex'].label} or better")
+            leave_out(
+                "kex",
+                name,
+                verdict,
+                measured,
+                f"{verdict.reason}; policy {policy} needs {minimum['kex'].label} or better",
+            )
     if not rec.kex:
-        raise NothingAllowed(f"none of the measured key exchanges meets policy {policy} "
-                             f"({', '.join(f'{x.name} {x.verdict}' for x in rec.left_out if x.kind == 'kex')})")
+        raise NothingAllowed(
+            f"none of the measured key exchanges meets policy {policy} "
+            f"({', '.join(f'{x.name} {x.verdict}' for x in rec.left_out if x.kind == 'kex')})"
+        )
 
     for choice in rec.chosen():
         if choice.verdict.level == Level.WEAK:
-            rec.warnings.append(f"{choice.name} is weak ({choice.verdict.reason}): use it only on a network you "
-                                "trust end to end")
+            rec.warnings.append(
+                f"{choice.name} is weak ({choice.verdict.reason}): use it only on a network you trust end to end"
+            )
     _compression(rec, measured_all, policy)
     return rec
 
@@ -249,9 +289,11 @@ def _compression(rec: Recommendation, valid: list[Summary], policy: str) -> None
     compressed = [s for s in valid if s.combination.compression != NO_COMPRESSION]
     if not compressed:
         rec.compression = "no"
-        rec.compression_note = ("not measured in this run; off: zlib@openssh.com is weak (length leaks) and "
-                                "costs CPU on fast links")
+        rec.compression_note = (
+            "not measured in this run; off: zlib@openssh.com is weak (length leaks) and costs CPU on fast links"
+        )
         return
+
     def same_but_compression(s: Summary) -> tuple:
         c = s.combination
         return c.cipher, c.mac, c.kex, c.tool, c.direction
@@ -281,15 +323,19 @@ def sshd_syntax_check(rec: Recommendation, sshd: str | None = None) -> None:
     sshd_path = find_sshd(sshd)
     with tempfile.TemporaryDirectory(prefix="sshbench-recommend-") as tmp:
         key = Path(tmp) / "host_key"
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True,
-                       capture_output=True, timeout=30)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, capture_output=True, timeout=30
+        )
         config = Path(tmp) / "sshd_config"
         config.write_text(f"HostKey {key}\n" + rec.render())
-        done = subprocess.run([sshd_path, "-t", "-f", str(config)], capture_output=True, text=True, timeout=30,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sshd_path, "-t", "-f", str(config)], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
     if done.returncode != 0:
-        raise RunError(f"sshd -t rejects the recommended sshd_config lines: "
-                       f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}; not printing them")
+        raise RunError(
+            f"sshd -t rejects the recommended sshd_config lines: "
+            f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}; not printing them"
+        )
 
 
 def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh: str = "ssh") -> str:
@@ -299,7 +345,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     from sshbench.settings import RunSettings
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
-    from sshbench.targets.base import probe
+    from sshbench.targets.base import Target, probe
     from sshbench.targets.private_openssh import PrivateOpenSSH
 
     if rec.target == "server":
@@ -309,6 +355,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     cleanup = Cleanup()
     try:
         with signals_raise():
+            target: Target
             if host is None:
                 # The private sshd: with these lines in its sshd_config for --for server.
                 extra = settings if rec.target == "server" else {}
@@ -331,12 +378,19 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     negotiated = parse_negotiated(log)
     lists = {"Ciphers": negotiated.cipher, "MACs": negotiated.mac, "KexAlgorithms": negotiated.kex}
     for option, got in lists.items():
-        if option in settings and got not in settings[option].split(",") and not (
-                option == "MACs" and got == IMPLICIT_MAC):
-            raise RunError(f"the test connection to {target.label} negotiated {option} {got}, which is not on the "
-                           f"recommended line; not printing it")
-    return (f"checked: connected to {target.label} with these settings (negotiated {negotiated.cipher}"
-            f"{'' if negotiated.mac == IMPLICIT_MAC else ' + ' + str(negotiated.mac)}, {negotiated.kex})")
+        if (
+            option in settings
+            and got not in settings[option].split(",")
+            and not (option == "MACs" and got == IMPLICIT_MAC)
+        ):
+            raise RunError(
+                f"the test connection to {target.label} negotiated {option} {got}, which is not on the "
+                f"recommended line; not printing it"
+            )
+    return (
+        f"checked: connected to {target.label} with these settings (negotiated {negotiated.cipher}"
+        f"{'' if negotiated.mac == IMPLICIT_MAC else ' + ' + str(negotiated.mac)}, {negotiated.kex})"
+    )
 
 
 def _with_client_settings(options: list[str], rec: Recommendation, cleanup) -> list[str]:
@@ -347,7 +401,7 @@ def _with_client_settings(options: list[str], rec: Recommendation, cleanup) -> l
         # The same lines as the printed block, applying to any host (the Host pattern is the user's choice).
         path.write_text("".join(f"{k} {v}\n" for k, v in rec.settings().items()))
         index = options.index("-F")
-        return [*options[:index], "-F", str(path), *options[index + 2:]]
+        return [*options[:index], "-F", str(path), *options[index + 2 :]]
     extra: list[str] = []
     for option, value in rec.settings().items():
         extra += ["-o", f"{option}={value}"]

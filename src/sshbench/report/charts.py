@@ -23,19 +23,29 @@ import matplotlib
 
 matplotlib.use("Agg")  # before pyplot: never try to open a window
 
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+from matplotlib.figure import Figure
 
 from sshbench import summary
-from sshbench.errors import RunError  # noqa: E402
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination  # noqa: E402
-from sshbench.results import RunResult  # noqa: E402
-from sshbench.summary import Summary  # noqa: E402
+from sshbench.errors import RunError
+from sshbench.results import (
+    IMPLICIT_MAC,
+    NO_COMPRESSION,
+    Combination,
+    RunResult,
+)
+from sshbench.summary import Summary
 
 STYLE = {
-    "font.size": 12, "axes.titlesize": 14, "axes.labelsize": 12, "xtick.labelsize": 11, "ytick.labelsize": 11,
-    "legend.fontsize": 11, "axes.spines.top": False, "axes.spines.right": False,
+    "font.size": 12,
+    "axes.titlesize": 14,
+    "axes.labelsize": 12,
+    "xtick.labelsize": 11,
+    "ytick.labelsize": 11,
+    "legend.fontsize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
     "svg.hashsalt": "sshbench",  # stable ids: the same run gives the same SVG
 }
 PNG_DPI = 150
@@ -89,17 +99,29 @@ def throughput_chart(summaries: list[Summary]) -> Chart | None:
     rows = rows[::-1]  # fastest at the top
     label = _labeller([s.combination for s in rows])
     fig, ax = plt.subplots(figsize=(9, _bar_height(len(rows))))
-    medians = [s.median_mib_s for s in rows]
+    medians = [s.median_mib_s or 0.0 for s in rows]
     below = [s.median_mib_s - s.min_mib_s for s in rows]  # type: ignore[operator]
     above = [s.max_mib_s - s.median_mib_s for s in rows]  # type: ignore[operator]
-    ax.barh(range(len(rows)), medians, xerr=[below, above], color=BAR_COLOUR, capsize=4,
-            error_kw={"elinewidth": 1.5, "ecolor": "#333333"})
+    ax.barh(
+        range(len(rows)),
+        medians,
+        xerr=[below, above],
+        color=BAR_COLOUR,
+        capsize=4,
+        error_kw={"elinewidth": 1.5, "ecolor": "#333333"},
+    )
     ax.set_yticks(range(len(rows)), [label(s.combination) for s in rows])
     for y, s in enumerate(rows):
-        ax.annotate(f"{s.median_mib_s:.0f}", (s.max_mib_s, y), xytext=(6, 0), textcoords="offset points",
-                    va="center", fontsize=10)
+        ax.annotate(
+            f"{s.median_mib_s:.0f}",
+            (s.max_mib_s, y),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=10,
+        )
     ax.set_xlabel("throughput, MiB/s (bar: median; whiskers: min to max)")
-    ax.set_xlim(0, max(s.max_mib_s for s in rows) * 1.15)  # type: ignore[type-var]
+    ax.set_xlim(0, max(s.max_mib_s or 0.0 for s in rows) * 1.15)
     ax.set_title("Throughput per combination")
     ax.grid(axis="x", alpha=0.3)
     return _render(fig, "throughput", "Throughput per combination (median, min-max)")
@@ -153,10 +175,20 @@ def cpu_chart(summaries: list[Summary]) -> Chart | None:
     fig, ax = plt.subplots(figsize=(9, _bar_height(len(rows)) * 1.2))
     ys = range(len(rows))
     height = 0.38
-    ax.barh([y + height / 2 for y in ys], [s.client_cpu_s_per_gib or 0 for s in rows], height,
-            label="client (ssh)", color=CLIENT_COLOUR)
-    ax.barh([y - height / 2 for y in ys], [s.server_cpu_s_per_gib or 0 for s in rows], height,
-            label="server (sshd session)", color=SERVER_COLOUR)
+    ax.barh(
+        [y + height / 2 for y in ys],
+        [s.client_cpu_s_per_gib or 0 for s in rows],
+        height,
+        label="client (ssh)",
+        color=CLIENT_COLOUR,
+    )
+    ax.barh(
+        [y - height / 2 for y in ys],
+        [s.server_cpu_s_per_gib or 0 for s in rows],
+        height,
+        label="server (sshd session)",
+        color=SERVER_COLOUR,
+    )
     ax.set_yticks(list(ys), [label(s.combination) for s in rows])
     ax.set_xlabel("CPU seconds per GiB moved (user + system; lower is better)")
     ax.set_title("CPU cost per combination")
@@ -218,9 +250,8 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
 
 def make_charts(result: RunResult) -> list[Chart]:
     summaries = summary.summaries(result)
-    with matplotlib.rc_context(STYLE):
-        charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries),
-                  links_chart(summaries)]
+    with matplotlib.rc_context(STYLE):  # type: ignore[arg-type]
+        charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries), links_chart(summaries)]
     return [c for c in charts if c is not None]
 
 

@@ -19,12 +19,16 @@ def render(result: RunResult) -> str:
     for s in summaries:  # the union, in first-seen order: features add keys to some summaries only
         keys.extend(k for k, v in s.items() if k not in keys and not isinstance(v, (dict, list)))
     env = result.environment
-    run_values = {"run_id": result.run_id, "hostname": env.get("hostname"),
-                  "client_ssh_version": env.get("client_ssh_version"),
-                  "server_ssh_version": env.get("server_ssh_version")}
+    run_values = {
+        "run_id": result.run_id,
+        "hostname": env.get("hostname"),
+        "client_ssh_version": env.get("client_ssh_version"),
+        "server_ssh_version": env.get("server_ssh_version"),
+    }
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*RUN_COLUMNS, "rank", *keys], extrasaction="ignore",
-                            lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=[*RUN_COLUMNS, "rank", *keys], extrasaction="ignore", lineterminator="\n"
+    )
     writer.writeheader()
     for rank, s in enumerate(summaries, start=1):
         writer.writerow({**run_values, "rank": rank, **{k: ("" if s.get(k) is None else s.get(k)) for k in keys}})

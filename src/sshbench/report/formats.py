@@ -34,13 +34,16 @@ def _json_text(result: RunResult) -> str:
     return json.dumps(json_export.to_document(result), indent=2) + "\n"
 
 
-FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
-    ReportFormat("table", "the terminal report", _table_text),
-    ReportFormat("markdown", "environment header and ranked table in Markdown", markdown.render),
-    ReportFormat("csv", "one row per combination, full precision", csv_export.render),
-    ReportFormat("json", "the run's JSON document (docs/results-json.md)", _json_text),
-    ReportFormat("html", "one self-contained HTML file with charts", html.render),
-)}
+FORMATS: dict[str, ReportFormat] = {
+    f.name: f
+    for f in (
+        ReportFormat("table", "the terminal report", _table_text),
+        ReportFormat("markdown", "environment header and ranked table in Markdown", markdown.render),
+        ReportFormat("csv", "one row per combination, full precision", csv_export.render),
+        ReportFormat("json", "the run's JSON document (docs/results-json.md)", _json_text),
+        ReportFormat("html", "one self-contained HTML file with charts", html.render),
+    )
+}
 
 
 def render(result: RunResult, name: str) -> str:

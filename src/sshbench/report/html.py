@@ -42,12 +42,15 @@ HOW_MEASURED = (
 )
 
 
-def _table(header: list[str], rows: list[list[str]], numeric: list[bool], table_id: str = "",
-           css_class: str = "") -> str:
+def _table(
+    header: list[str], rows: list[list[str]], numeric: list[bool], table_id: str = "", css_class: str = ""
+) -> str:
     attrs = (f' id="{table_id}"' if table_id else "") + (f' class="{css_class}"' if css_class else "")
-    head = "".join(f'<th{" class=num" if n else ""}>{escape(h)}</th>' for h, n in zip(header, numeric))
-    body = "".join("<tr>" + "".join(f'<td{" class=num" if n else ""}>{escape(c)}</td>'
-                                    for c, n in zip(row, numeric)) + "</tr>" for row in rows)
+    head = "".join(f"<th{' class=num' if n else ''}>{escape(h)}</th>" for h, n in zip(header, numeric))
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=num' if n else ''}>{escape(c)}</td>" for c, n in zip(row, numeric)) + "</tr>"
+        for row in rows
+    )
     return f'<div class="scroll"><table{attrs}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -58,8 +61,10 @@ def _env_table(result: RunResult) -> str:
 
 def _figure(chart: charts.Chart) -> str:
     data = base64.b64encode(chart.svg.encode()).decode()
-    return (f'<figure class="chart" id="chart-{escape(chart.name)}"><img alt="{escape(chart.title)}" '
-            f'src="data:image/svg+xml;base64,{data}"><figcaption>{escape(chart.title)}</figcaption></figure>')
+    return (
+        f'<figure class="chart" id="chart-{escape(chart.name)}"><img alt="{escape(chart.title)}" '
+        f'src="data:image/svg+xml;base64,{data}"><figcaption>{escape(chart.title)}</figcaption></figure>'
+    )
 
 
 def _baselines(doc: dict) -> str:
@@ -67,8 +72,11 @@ def _baselines(doc: dict) -> str:
     baselines = doc.get("baselines")
     if not baselines or not isinstance(baselines, dict) or not baselines.get("enabled", True):
         return "<p>No baselines were measured in this run.</p>"
-    rows = [[key, json.dumps(value, indent=None, default=str) if isinstance(value, (dict, list)) else str(value)]
-            for key, value in baselines.items() if value not in (None, {}, [])]
+    rows = [
+        [key, json.dumps(value, indent=None, default=str) if isinstance(value, (dict, list)) else str(value)]
+        for key, value in baselines.items()
+        if value not in (None, {}, [])
+    ]
     return _table(["baseline", "value"], rows, [False, False], table_id="baselines")
 
 
@@ -96,11 +104,23 @@ def render(result: RunResult) -> str:
 
     if doc["handshakes"]:
         parts.append("<h2>Connection set-up (ssh with no data)</h2>")
-        parts.append(_table(
-            ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
-            [[h["kex"], *("-" if h[k] is None else f"{h[k]:.1f}" for k in ("median_ms", "min_ms", "max_ms",
-                                                                           "client_cpu_ms"))]
-             for h in doc["handshakes"]], [False, True, True, True, True], table_id="handshakes"))
+        parts.append(
+            _table(
+                ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
+                [
+                    [
+                        h["kex"],
+                        *(
+                            "-" if h[k] is None else f"{h[k]:.1f}"
+                            for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms")
+                        ),
+                    ]
+                    for h in doc["handshakes"]
+                ],
+                [False, True, True, True, True],
+                table_id="handshakes",
+            )
+        )
 
     parts.append("<h2>Baselines</h2>")
     parts.append(_baselines(doc))
@@ -111,10 +131,11 @@ def render(result: RunResult) -> str:
     parts.append(_table(["setting", "value"], settings, [False, False], table_id="settings"))
     parts.append(f"<p>sshbench {escape(__version__)}; {len(result.trials)} trials stored.</p>")
 
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            # No network at view time: forbid every fetch except inline styles and data: images.
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{escape(title)}</title><style>{CSS}</style></head>\n<body>\n"
-            + "\n".join(parts) + "\n</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No network at view time: forbid every fetch except inline styles and data: images.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>\n<body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )

@@ -51,11 +51,20 @@ def links_table(result: Any) -> Table | None:
     if not links:
         return None
     raw = _raw_by_link(result)
-    table = Table(title="Links (emulated between two network namespaces; achieved figures measured in this run)",
-                  title_justify="left")
-    for name, justify in (("link", "left"), ("profile", "left"), ("how", "left"), ("RTT ms", "right"),
-                          ("raw TCP Mbit/s", "right"), ("of rate", "right"), ("window/RTT MiB/s", "right"),
-                          ("shaper drops", "right")):
+    table = Table(
+        title="Links (emulated between two network namespaces; achieved figures measured in this run)",
+        title_justify="left",
+    )
+    for name, justify in (
+        ("link", "left"),
+        ("profile", "left"),
+        ("how", "left"),
+        ("RTT ms", "right"),
+        ("raw TCP Mbit/s", "right"),
+        ("of rate", "right"),
+        ("window/RTT MiB/s", "right"),
+        ("shaper drops", "right"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for name, d in links.items():
         found = raw.get(name)
@@ -67,9 +76,16 @@ def links_table(result: Any) -> Table | None:
         rtt_s = d.get("rtt_s")
         window_rate = f"{window / MIB / rtt_s:.1f}" if window and rtt_s else "-"
         counters = d.get("tc_counters") or {}
-        table.add_row(name, _profile_text(d), d.get("method", "-"), "-" if rtt is None else f"{rtt:.2f}",
-                      "-" if achieved is None else f"{achieved:.1f}", share, window_rate,
-                      str(counters.get("drops", "-")) if rate else "-")
+        table.add_row(
+            name,
+            _profile_text(d),
+            d.get("method", "-"),
+            "-" if rtt is None else f"{rtt:.2f}",
+            "-" if achieved is None else f"{achieved:.1f}",
+            share,
+            window_rate,
+            str(counters.get("drops", "-")) if rate else "-",
+        )
     return table
 
 
@@ -101,8 +117,9 @@ def crossover_points(summaries: list) -> dict[str, list[CrossoverPoint]]:
             continue
         profile = profile_named(link)
         assert profile is not None and profile.rate_bit_s is not None
-        out.setdefault(payload, []).append(CrossoverPoint(link, profile.rate_bit_s / 1e6, best[(payload, link, False)],
-                                                          best[(payload, link, True)]))
+        out.setdefault(payload, []).append(
+            CrossoverPoint(link, profile.rate_bit_s / 1e6, best[(payload, link, False)], best[(payload, link, True)])
+        )
     for points in out.values():
         points.sort(key=lambda p: p.mbit_s)
     return out
@@ -148,13 +165,21 @@ def window_lines(result: Any, comparisons: dict) -> list[str]:
             continue
         bdp = d.get("bdp_bytes")
         window = d.get("window_bytes")
-        bound = sorted({c.combination.label for c in comparisons.values()
-                        if c.combination.link == name and c.verdict and c.verdict.bound_by == "window"})
-        text = (f"link {name}: bandwidth-delay product {bdp / 1024:.0f} KiB" if bdp else f"link {name}") + \
-               (f", SSH channel window {window / 1024:.0f} KiB" if window else "")
+        bound = sorted(
+            {
+                c.combination.label
+                for c in comparisons.values()
+                if c.combination.link == name and c.verdict and c.verdict.bound_by == "window"
+            }
+        )
+        text = (f"link {name}: bandwidth-delay product {bdp / 1024:.0f} KiB" if bdp else f"link {name}") + (
+            f", SSH channel window {window / 1024:.0f} KiB" if window else ""
+        )
         if bound:
-            text += (f"; {', '.join(bound)} ran at the window / RTT limit: on this link the cipher does not matter, "
-                     "the window does")
+            text += (
+                f"; {', '.join(bound)} ran at the window / RTT limit: on this link the cipher does not matter, "
+                "the window does"
+            )
         elif bdp and window and bdp > window:
             text += "; the window is smaller than the BDP, so one SSH channel cannot fill this link"
         lines.append(text)
@@ -170,18 +195,25 @@ def over_rate_warnings(result: Any) -> list[str]:
         found = raw.get(name)
         achieved = _mbit(found.max_mib_s) if found else None
         if rate and achieved and achieved * 1e6 > OVER_RATE_TOLERANCE * rate:
-            out.append(f"link {name}: raw TCP reached {achieved:.0f} Mbit/s, above the profile's {rate / 1e6:g} "
-                       "Mbit/s: the shaper let traffic through above its rate; treat this link's numbers with care")
+            out.append(
+                f"link {name}: raw TCP reached {achieved:.0f} Mbit/s, above the profile's {rate / 1e6:g} "
+                "Mbit/s: the shaper let traffic through above its rate; treat this link's numbers with care"
+            )
     # ssh faster on the wire than plain TCP over the same link: the data phase was under-read (ssh sends
     # while the remote shell starts, which both the reader's clock and wall-minus-handshake leave out).
     for name in links:
         found = raw.get(name)
         if not found or not found.median_mib_s:
             continue
-        wire = [s.median_mib_s * s.wire_ratio for s in summary.summaries(result)
-                if s.combination.link == name and s.median_mib_s and s.wire_ratio]
+        wire = [
+            s.median_mib_s * s.wire_ratio
+            for s in summary.summaries(result)
+            if s.combination.link == name and s.median_mib_s and s.wire_ratio
+        ]
         if wire and max(wire) > UNDER_READ_TOLERANCE * found.median_mib_s:
-            out.append(f"link {name}: ssh's wire rate read up to {max(wire) / found.median_mib_s - 1:.0%} above the "
-                       "raw TCP control over the same link: data sent while the remote shell starts overlaps the "
-                       "set-up both data clocks leave out; longer transfers (--seconds 3) shrink this")
+            out.append(
+                f"link {name}: ssh's wire rate read up to {max(wire) / found.median_mib_s - 1:.0%} above the "
+                "raw TCP control over the same link: data sent while the remote shell starts overlaps the "
+                "set-up both data clocks leave out; longer transfers (--seconds 3) shrink this"
+            )
     return out

@@ -15,8 +15,10 @@ def _escape(text: str) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]], right: list[bool]) -> list[str]:
-    lines = ["| " + " | ".join(_escape(h) for h in header) + " |",
-             "| " + " | ".join("---:" if r else "---" for r in right) + " |"]
+    lines = [
+        "| " + " | ".join(_escape(h) for h in header) + " |",
+        "| " + " | ".join("---:" if r else "---" for r in right) + " |",
+    ]
     lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
     return lines
 
@@ -36,10 +38,20 @@ def render(result: RunResult) -> str:
         lines.append("")
     if doc["handshakes"]:
         lines += ["### Connection set-up (ssh with no data)", ""]
-        lines += _table(["kex", "median ms", "min ms", "max ms", "client CPU ms"],
-                        [[h["kex"], *("-" if h[k] is None else f"{h[k]:.1f}"
-                                      for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms"))]
-                         for h in doc["handshakes"]], [False, True, True, True, True])
+        lines += _table(
+            ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
+            [
+                [
+                    h["kex"],
+                    *(
+                        "-" if h[k] is None else f"{h[k]:.1f}"
+                        for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms")
+                    ),
+                ]
+                for h in doc["handshakes"]
+            ],
+            [False, True, True, True, True],
+        )
         lines.append("")
     from sshbench.report.table import warnings
 

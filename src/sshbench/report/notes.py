@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-ASYNCSSH_NOTE = ("AsyncSSH is Python: the absolute rates of asyncssh/* rows are not comparable with OpenSSH's "
-                 "(or Dropbear's), while its relative ordering of ciphers is informative")
+ASYNCSSH_NOTE = (
+    "AsyncSSH is Python: the absolute rates of asyncssh/* rows are not comparable with OpenSSH's "
+    "(or Dropbear's), while its relative ordering of ciphers is informative"
+)
 
 
 def implementation_notes(result) -> list[str]:
@@ -12,17 +14,24 @@ def implementation_notes(result) -> list[str]:
         pairs = list(dict.fromkeys((c.client, c.server) for c in result.combinations))
         if not any(p != ("openssh", "openssh") for p in pairs):
             return []
-        notes = ["each client/server pair is ranked on its own (# and 'x fastest' restart per pair): "
-                 + ", ".join(f"{c}/{s}" for c, s in pairs)]
+        notes = [
+            "each client/server pair is ranked on its own (# and 'x fastest' restart per pair): "
+            + ", ".join(f"{c}/{s}" for c, s in pairs)
+        ]
         target = result.target or {}
         servers = target.get("servers") or {target.get("kind"): target}
         for info in servers.values():
             if isinstance(info, dict) and info.get("kind") == "private-dropbear":
                 window = info.get("receive_window")
-                how = "set with --dropbear-window" if info.get("receive_window_set") else \
-                    "Dropbear's default; set it with --dropbear-window, up to 10M"
-                notes.append(f"openssh/dropbear ran with Dropbear's receive window -W {window} ({how}): a small "
-                             "window caps uploads on fast links")
+                how = (
+                    "set with --dropbear-window"
+                    if info.get("receive_window_set")
+                    else "Dropbear's default; set it with --dropbear-window, up to 10M"
+                )
+                notes.append(
+                    f"openssh/dropbear ran with Dropbear's receive window -W {window} ({how}): a small "
+                    "window caps uploads on fast links"
+                )
         return notes
     except Exception:
         return []

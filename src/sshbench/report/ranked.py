@@ -32,8 +32,11 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
     return [
         ("Host", str(env.get("hostname") or "-")),
         ("Client CPU", f"{env.get('cpu_model') or '-'} ({env.get('cores') or '?'} cores; crypto flags: {flags})"),
-        ("Client SSH", f"{env.get('client_ssh_version') or '-'}, "
-                       f"{env.get('client_crypto_library') or env.get('openssl_version') or '-'}"),
+        (
+            "Client SSH",
+            f"{env.get('client_ssh_version') or '-'}, "
+            f"{env.get('client_crypto_library') or env.get('openssl_version') or '-'}",
+        ),
         ("Server SSH", f"{env.get('server_ssh_version') or '-'}"),
         ("Kernel / OS", f"{env.get('kernel') or '-'} / {env.get('os') or '-'}"),
         ("Target", str(env.get("target") or result.target.get("label") or "-")),
@@ -49,15 +52,28 @@ def columns(summaries: list[dict]) -> list[Column]:
         return len(values) > 1 or (default is not None and values - {default} != set())
 
     cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
-    for key, default in (("kex", None), ("compression", "none"), ("tool", "pipe"), ("direction", "up"),
-                         ("sink", None), ("server", "openssh"), ("client", "openssh"), ("link", "loopback")):
+    for key, default in (
+        ("kex", None),
+        ("compression", "none"),
+        ("tool", "pipe"),
+        ("direction", "up"),
+        ("sink", None),
+        ("server", "openssh"),
+        ("client", "openssh"),
+        ("link", "loopback"),
+    ):
         if varies(key, default):
             cols.append(Column(key, key))
-    cols += [Column("MiB/s", "median_mib_s", True), Column("min", "min_mib_s", True),
-             Column("max", "max_mib_s", True), Column("CV", "cv", True),
-             Column("x fastest", "relative_to_fastest", True),
-             Column("client CPU s/GiB", "client_cpu_s_per_gib", True),
-             Column("server CPU s/GiB", "server_cpu_s_per_gib", True), Column("valid", "valid")]
+    cols += [
+        Column("MiB/s", "median_mib_s", True),
+        Column("min", "min_mib_s", True),
+        Column("max", "max_mib_s", True),
+        Column("CV", "cv", True),
+        Column("x fastest", "relative_to_fastest", True),
+        Column("client CPU s/GiB", "client_cpu_s_per_gib", True),
+        Column("server CPU s/GiB", "server_cpu_s_per_gib", True),
+        Column("valid", "valid"),
+    ]
     for key, title in OPTIONAL_COLUMNS:
         if any(s.get(key) is not None for s in summaries):
             cols.append(Column(title, key))

@@ -22,13 +22,17 @@ def _fmt(value: float | None, spec: str = ".1f") -> str:
 def _transfer_line(result: RunResult) -> str:
     """tool, direction, sink, compression of the run as one line (lists where several were swept)."""
     combos = result.combinations
+
     def values(field: str) -> str:
         found = list(dict.fromkeys(getattr(c, field) for c in combos)) or ["-"]
         return ",".join(found)
+
     ratios = result.environment.get("payload_zlib_ratio") or {}
     zlib = "; zlib ratio " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()) if ratios else ""
-    return (f"tool {values('tool')}; direction {values('direction')}; sink {values('sink')}; "
-            f"compression {values('compression')}{zlib}")
+    return (
+        f"tool {values('tool')}; direction {values('direction')}; sink {values('sink')}; "
+        f"compression {values('compression')}{zlib}"
+    )
 
 
 def environment_header(result: RunResult) -> Table:
@@ -38,7 +42,10 @@ def environment_header(result: RunResult) -> Table:
         ("CPU", f"{env.get('cpu_model')} ({env.get('cores')} cores)"),
         ("Crypto flags", " ".join(f"{k}{'' if v else ' (no)'}" for k, v in flags.items() if v) or "none"),
         ("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}"),
-        ("Client", f"{env.get('client_ssh_version')}, {env.get('client_crypto_library') or env.get('openssl_version')}"),
+        (
+            "Client",
+            f"{env.get('client_ssh_version')}, {env.get('client_crypto_library') or env.get('openssl_version')}",
+        ),
         ("Server", f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
@@ -90,10 +97,19 @@ def results_table(result: RunResult) -> Table:
         columns.append(("client/server", "left"))
     if varying:
         columns.append(("/".join(varying), "left"))
-    for name, justify in (*columns, *([("wire/payload", "right")] if show_wire else []),
-                          ("MiB/s", "right"), ("min-max", "right"), ("CV", "right"), ("x fastest", "right"),
-                          ("client CPU s/GiB", "right"), ("server CPU s/GiB", "right"), ("valid", "right"),
-                          *baseline_report.COLUMNS, ("verdict", "left")):
+    for name, justify in (
+        *columns,
+        *([("wire/payload", "right")] if show_wire else []),
+        ("MiB/s", "right"),
+        ("min-max", "right"),
+        ("CV", "right"),
+        ("x fastest", "right"),
+        ("client CPU s/GiB", "right"),
+        ("server CPU s/GiB", "right"),
+        ("valid", "right"),
+        *baseline_report.COLUMNS,
+        ("verdict", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     ranks: dict[tuple[str, str], int] = {}  # one ranking per client/server pair (summary.implementation_pair)
     for s in summaries:
@@ -101,13 +117,20 @@ def results_table(result: RunResult) -> Table:
         rank = ranks[(c.client, c.server)] = ranks.get((c.client, c.server), 0) + 1
         cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
         table.add_row(
-            str(rank), c.cipher, "(implicit)" if c.mac == IMPLICIT_MAC else c.mac, *([c.kex] if show_kex else []),
+            str(rank),
+            c.cipher,
+            "(implicit)" if c.mac == IMPLICIT_MAC else c.mac,
+            *([c.kex] if show_kex else []),
             *([f"{c.client}/{c.server}"] if show_impl else []),
             *([setup_label(c, varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
-            _fmt(s.median_mib_s), f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}", cv,
-            _fmt(s.relative_to_fastest, ".2f"), _fmt(s.client_cpu_s_per_gib, ".2f"),
-            _fmt(s.server_cpu_s_per_gib, ".2f"), f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",
+            _fmt(s.median_mib_s),
+            f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}",
+            cv,
+            _fmt(s.relative_to_fastest, ".2f"),
+            _fmt(s.client_cpu_s_per_gib, ".2f"),
+            _fmt(s.server_cpu_s_per_gib, ".2f"),
+            f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",
             *baseline_report.cells(comparisons, s),
             security_hooks.styled_cell(s, result.environment),
             style=None if s.valid_trials else "red",
@@ -119,20 +142,39 @@ def handshake_table(result: RunResult) -> Table | None:
     handshakes = summary.handshakes(result)
     if not handshakes:
         return None
-    table = Table(title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
-                        "remote shell, tool start-up)", title_justify="left")
-    varying = [f for f in ("client", "server", "link", "tool", "direction", "sink", "compression")
-               if len({getattr(h, f, None) for h in handshakes}) > 1]
+    table = Table(
+        title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
+        "remote shell, tool start-up)",
+        title_justify="left",
+    )
+    varying = [
+        f
+        for f in ("client", "server", "link", "tool", "direction", "sink", "compression")
+        if len({getattr(h, f, None) for h in handshakes}) > 1
+    ]
     table.add_column("kex")
     if varying:
         table.add_column("/".join(varying))
     for name in ("median ms", "min-max ms", "client CPU ms"):
         table.add_column(name, justify="right")
     for h in handshakes:
-        setup = ["/".join(("zlib" if h.compression != "none" else "no-comp") if f == "compression"
-                          else str(getattr(h, f)) for f in varying)] if varying else []
-        table.add_row(h.kex, *setup, _fmt(h.median_ms, ".0f"), f"{_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}",
-                      _fmt(h.client_cpu_ms, ".1f"))
+        setup = (
+            [
+                "/".join(
+                    ("zlib" if h.compression != "none" else "no-comp") if f == "compression" else str(getattr(h, f))
+                    for f in varying
+                )
+            ]
+            if varying
+            else []
+        )
+        table.add_row(
+            h.kex,
+            *setup,
+            _fmt(h.median_ms, ".0f"),
+            f"{_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}",
+            _fmt(h.client_cpu_ms, ".1f"),
+        )
     return table
 
 
@@ -144,23 +186,33 @@ def warnings(result: RunResult) -> list[str]:
     out = []
     wide = [s for s in summary.summaries(result) if s.wide_spread]
     if wide:
-        out.append(f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
-                   "may be busy; consider more --runs or a quieter machine.")
-    short = [s for s in summary.summaries(result) if s.median_data_s is not None and s.median_data_s < SHORT_DATA_PHASE_S]
+        out.append(
+            f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
+            "may be busy; consider more --runs or a quieter machine."
+        )
+    short = [
+        s for s in summary.summaries(result) if s.median_data_s is not None and s.median_data_s < SHORT_DATA_PHASE_S
+    ]
     if short:
-        fastest = min(s.median_data_s for s in short)  # type: ignore[type-var]
-        out.append(f"{len(short)} combination(s) moved their payload in under {SHORT_DATA_PHASE_S * 1000:.0f} ms "
-                   f"(down to {fastest * 1000:.0f} ms): fixed stalls (~40 ms delayed ACKs, one channel window "
-                   "buffered before the clock starts) distort rates that short; use a bigger --size, or leave "
-                   "it out for the adaptive size")
+        fastest = min(s.median_data_s or 0.0 for s in short)
+        out.append(
+            f"{len(short)} combination(s) moved their payload in under {SHORT_DATA_PHASE_S * 1000:.0f} ms "
+            f"(down to {fastest * 1000:.0f} ms): fixed stalls (~40 ms delayed ACKs, one channel window "
+            "buffered before the clock starts) distort rates that short; use a bigger --size, or leave "
+            "it out for the adaptive size"
+        )
     unmeasured = [s for s in summary.summaries(result) if s.unmeasured_trials]
     if unmeasured:
-        out.append(f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
-                   "same-shape handshake's jitter): use a bigger --size or the default adaptive size")
+        out.append(
+            f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
+            "same-shape handshake's jitter): use a bigger --size or the default adaptive size"
+        )
     invalid = [t for t in result.trials if not t.valid]
     for t in invalid[:10]:
-        out.append(f"invalid trial ({t.combination.label}, {t.kind}, run {t.repetition}"
-                   f"{' warm-up' if t.warmup else ''}): {t.invalid_reason}")
+        out.append(
+            f"invalid trial ({t.combination.label}, {t.kind}, run {t.repetition}"
+            f"{' warm-up' if t.warmup else ''}): {t.invalid_reason}"
+        )
     if len(invalid) > 10:
         out.append(f"... and {len(invalid) - 10} more invalid trials (see --json)")
     from sshbench.report.notes import (
@@ -171,8 +223,10 @@ def warnings(result: RunResult) -> list[str]:
         out.append(ASYNCSSH_NOTE)
     agreement = clock_agreement(result.trials)
     if agreement is not None and abs(agreement - 1) > 0.10:
-        out.append(f"the server-side clock and wall-minus-handshake disagree by {abs(agreement - 1):.0%} "
-                   "(median); treat absolute rates with care")
+        out.append(
+            f"the server-side clock and wall-minus-handshake disagree by {abs(agreement - 1):.0%} "
+            "(median); treat absolute rates with care"
+        )
     return out
 
 
@@ -197,8 +251,10 @@ def print_report(result: RunResult, console: Console) -> None:
     links = link_report.links_table(result)  # emulated links: profile next to achieved rate and RTT
     if links is not None:
         console.print(links)
-        for line in (*link_report.crossover_lines(result),
-                     *link_report.window_lines(result, baseline_analysis.compare(result))):
+        for line in (
+            *link_report.crossover_lines(result),
+            *link_report.window_lines(result, baseline_analysis.compare(result)),
+        ):
             console.print(line, markup=False, highlight=False)
     hs = handshake_table(result)
     if hs is not None:

@@ -50,11 +50,11 @@ class AuditDatabase:
         entry = self.db.get(section, {}).get(name) if section else None
         if entry is None:
             return AuditRating(name=name, kind=kind, known=False)
-        notes = [tuple(self._constant(text) for text in (entry[i] if len(entry) > i else []))
-                 for i in (1, 2, 3)]
+        notes = [tuple(self._constant(text) for text in (entry[i] if len(entry) > i else [])) for i in (1, 2, 3)]
         texts = {self._constant(t): t for i in (1, 2, 3) if len(entry) > i for t in entry[i]}
-        return AuditRating(name=name, kind=kind, known=True, fails=notes[0], warnings=notes[1], infos=notes[2],
-                           texts=texts)
+        return AuditRating(
+            name=name, kind=kind, known=True, fails=notes[0], warnings=notes[1], infos=notes[2], texts=texts
+        )
 
     def constants(self, prefix: str) -> set[str]:
         return {name for name in self.names_by_text.values() if name.startswith(prefix)}
@@ -77,10 +77,12 @@ def validate_layout(kexdb: object, version: str) -> AuditDatabase:
 
     Raises AuditLayoutError with one line naming `version` otherwise.
     """
+
     def fail(what: str) -> AuditLayoutError:
         return AuditLayoutError(
             f"ssh-audit {version}: its internal SSH2_KexDB layout changed ({what}); sshbench reads it as in "
-            f"ssh-audit {PINNED_VERSION}: pip install 'ssh-audit=={PINNED_VERSION}'")
+            f"ssh-audit {PINNED_VERSION}: pip install 'ssh-audit=={PINNED_VERSION}'"
+        )
 
     master = getattr(kexdb, "MASTER_DB", None)
     if not isinstance(master, dict):
@@ -96,8 +98,9 @@ def validate_layout(kexdb: object, version: str) -> AuditDatabase:
                 raise fail(f"{section}/{name} is not a list of lists")
             if not all(isinstance(note, str) for part in entry[1:] for note in part):
                 raise fail(f"{section}/{name} has notes that are not text")
-    names_by_text = {value: attr for attr, value in vars(kexdb).items()
-                     if attr.startswith(NOTE_PREFIXES) and isinstance(value, str)}
+    names_by_text = {
+        value: attr for attr, value in vars(kexdb).items() if attr.startswith(NOTE_PREFIXES) and isinstance(value, str)
+    }
     if not any(n.startswith("FAIL_") for n in names_by_text.values()):
         raise fail("no FAIL_* constants")
     for section in SECTIONS.values():
@@ -115,6 +118,8 @@ def load() -> AuditDatabase:
     try:
         from ssh_audit.ssh2_kexdb import SSH2_KexDB
     except ImportError as err:
-        raise AuditLayoutError(f"ssh-audit {version}: cannot import ssh_audit.ssh2_kexdb.SSH2_KexDB ({err}); "
-                               f"pip install 'ssh-audit=={PINNED_VERSION}'") from None
+        raise AuditLayoutError(
+            f"ssh-audit {version}: cannot import ssh_audit.ssh2_kexdb.SSH2_KexDB ({err}); "
+            f"pip install 'ssh-audit=={PINNED_VERSION}'"
+        ) from None
     return validate_layout(SSH2_KexDB, version)

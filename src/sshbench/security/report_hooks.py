@@ -73,8 +73,10 @@ def report_notes(summaries: list[Summary], environment: dict) -> list[str]:
     error = verdict_error()
     if error:
         return [f"no security verdicts: {error}"]
-    notes = [f"verdicts: {strict_kex(environment).describe()}; chacha20-poly1305 and CBC+ETM are rated "
-             "with that (Terrapin, CVE-2023-48795)"]
+    notes = [
+        f"verdicts: {strict_kex(environment).describe()}; chacha20-poly1305 and CBC+ETM are rated "
+        "with that (Terrapin, CVE-2023-48795)"
+    ]
     below = [(s, summary_verdict(s, environment)) for s in summaries]
     for s, verdict in below:
         if verdict is not None and verdict.level.label in ("broken", "weak"):

@@ -55,8 +55,10 @@ class StrictKex:
 def from_ssh_log(text: str) -> StrictKex:
     """Both sides' strict-kex support from one `ssh -vv` log."""
     local, peer = parse_local_kexinit(text), parse_peer_kexinit(text)
-    return StrictKex(client=None if local is None else CLIENT_MARKER in local.kex,
-                     server=None if peer is None else SERVER_MARKER in peer.kex)
+    return StrictKex(
+        client=None if local is None else CLIENT_MARKER in local.kex,
+        server=None if peer is None else SERVER_MARKER in peer.kex,
+    )
 
 
 def from_environment(environment: dict) -> StrictKex:

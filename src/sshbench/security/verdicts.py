@@ -109,40 +109,81 @@ class Override:
 
 OVERRIDE_SOURCE = "sshbench override"
 OVERRIDES: tuple[Override, ...] = (
-    Override("cipher", "arcfour*", Level.BROKEN,
-             "RC4 keystream biases; RFC 8758 says MUST NOT; removed from OpenSSH 7.6", "RFC 8758, OpenSSH 7.6"),
-    Override("cipher", "blowfish-cbc", Level.WEAK,
-             "64-bit block (Sweet32) in CBC mode; removed from OpenSSH 7.6", "OpenSSH 7.2/7.6 release notes"),
-    Override("cipher", "cast128-cbc", Level.WEAK,
-             "64-bit block (Sweet32) in CBC mode; removed from OpenSSH 7.6", "OpenSSH 7.2/7.6 release notes"),
-    Override("cipher", "aes*-ctr", Level.ACCEPTABLE,
-             "no known weakness, but not AEAD: needs a separate MAC (prefer -etm); GCM is preferred",
-             "Mozilla OpenSSH guidelines, BSI TR-02102-4"),
-    Override("cipher", "twofish*", Level.WEAK,
-             "non-standard and rarely analysed; removed from Dropbear 2022.82", "Dropbear CHANGES"),
-    Override("mac", "hmac-sha2-*-96*", Level.WEAK, "96-bit truncated tag; only in OpenSSH 5.9-6.0",
-             "OpenSSH source"),
-    Override("kex", "diffie-hellman-group1[5-8]-sha*", Level.ACCEPTABLE,
-             "finite-field DH: safe but slow; out of sshd's default list since OpenSSH 10.0",
-             "OpenSSH 10.0 release notes, BSI TR-02102-4"),
-    Override("kex", "diffie-hellman-group-exchange-sha256", Level.ACCEPTABLE,
-             "finite-field DH: safe but slow (modulus at least 2048 bits since OpenSSH 7.2)",
-             "OpenSSH 7.2/10.0 release notes, BSI TR-02102-4"),
+    Override(
+        "cipher",
+        "arcfour*",
+        Level.BROKEN,
+        "RC4 keystream biases; RFC 8758 says MUST NOT; removed from OpenSSH 7.6",
+        "RFC 8758, OpenSSH 7.6",
+    ),
+    Override(
+        "cipher",
+        "blowfish-cbc",
+        Level.WEAK,
+        "64-bit block (Sweet32) in CBC mode; removed from OpenSSH 7.6",
+        "OpenSSH 7.2/7.6 release notes",
+    ),
+    Override(
+        "cipher",
+        "cast128-cbc",
+        Level.WEAK,
+        "64-bit block (Sweet32) in CBC mode; removed from OpenSSH 7.6",
+        "OpenSSH 7.2/7.6 release notes",
+    ),
+    Override(
+        "cipher",
+        "aes*-ctr",
+        Level.ACCEPTABLE,
+        "no known weakness, but not AEAD: needs a separate MAC (prefer -etm); GCM is preferred",
+        "Mozilla OpenSSH guidelines, BSI TR-02102-4",
+    ),
+    Override(
+        "cipher",
+        "twofish*",
+        Level.WEAK,
+        "non-standard and rarely analysed; removed from Dropbear 2022.82",
+        "Dropbear CHANGES",
+    ),
+    Override("mac", "hmac-sha2-*-96*", Level.WEAK, "96-bit truncated tag; only in OpenSSH 5.9-6.0", "OpenSSH source"),
+    Override(
+        "kex",
+        "diffie-hellman-group1[5-8]-sha*",
+        Level.ACCEPTABLE,
+        "finite-field DH: safe but slow; out of sshd's default list since OpenSSH 10.0",
+        "OpenSSH 10.0 release notes, BSI TR-02102-4",
+    ),
+    Override(
+        "kex",
+        "diffie-hellman-group-exchange-sha256",
+        Level.ACCEPTABLE,
+        "finite-field DH: safe but slow (modulus at least 2048 bits since OpenSSH 7.2)",
+        "OpenSSH 7.2/10.0 release notes, BSI TR-02102-4",
+    ),
     Override("kex", "ecdh-sha2-nistp192", Level.WEAK, "curve below 128-bit strength", "NIST SP 800-57"),
     Override("kex", "ecdh-sha2-nistp224", Level.WEAK, "curve below 128-bit strength", "NIST SP 800-57"),
-    Override("hostkey", "ssh-rsa", Level.BROKEN,
-             "RSA/SHA-1 signatures: chosen-prefix collisions; disabled by default in OpenSSH 8.8",
-             "OpenSSH 8.2/8.8 release notes"),
+    Override(
+        "hostkey",
+        "ssh-rsa",
+        Level.BROKEN,
+        "RSA/SHA-1 signatures: chosen-prefix collisions; disabled by default in OpenSSH 8.8",
+        "OpenSSH 8.2/8.8 release notes",
+    ),
 )
 
 COMPRESSION_VERDICTS: dict[str, Verdict] = {
     NO_COMPRESSION: Verdict(Level.RECOMMENDED, "no compression: no length leak, no CPU cost", OVERRIDE_SOURCE),
     "no": Verdict(Level.RECOMMENDED, "no compression: no length leak, no CPU cost", OVERRIDE_SOURCE),
     "zlib@openssh.com": Verdict(
-        Level.WEAK, "compression leaks plaintext lengths when attacker-influenced data shares the connection; "
-                    "prefer Compression no", OVERRIDE_SOURCE),
-    "zlib": Verdict(Level.BROKEN, "compression before authentication: pre-auth attack surface; removed from "
-                                  "sshd 7.4", OVERRIDE_SOURCE),
+        Level.WEAK,
+        "compression leaks plaintext lengths when attacker-influenced data shares the connection; "
+        "prefer Compression no",
+        OVERRIDE_SOURCE,
+    ),
+    "zlib": Verdict(
+        Level.BROKEN,
+        "compression before authentication: pre-auth attack surface; removed from sshd 7.4",
+        OVERRIDE_SOURCE,
+    ),
 }
 # Compression=yes asks for zlib@openssh.com (OpenSSH) or zlib.
 COMPRESSION_VERDICTS["yes"] = COMPRESSION_VERDICTS["zlib@openssh.com"]
@@ -177,8 +218,7 @@ def algorithm_verdict(kind: str, name: str, strict_kex: bool | None = None) -> V
     """The verdict for one algorithm. `kind` is cipher | mac | kex | compression | hostkey; `strict_kex` is
     whether strict kex is in force (only chacha20-poly1305 depends on it on its own)."""
     if kind == "compression":
-        return COMPRESSION_VERDICTS.get(name, Verdict(Level.WEAK, f"unknown compression {name!r}",
-                                                      OVERRIDE_SOURCE))
+        return COMPRESSION_VERDICTS.get(name, Verdict(Level.WEAK, f"unknown compression {name!r}", OVERRIDE_SOURCE))
     if kind == "mac" and name == IMPLICIT_MAC:
         return Verdict(Level.RECOMMENDED, "integrity from the AEAD cipher", OVERRIDE_SOURCE)
     if kind == "kex" and name.startswith(KEX_MARKER_PREFIXES):
@@ -194,8 +234,11 @@ def algorithm_verdict(kind: str, name: str, strict_kex: bool | None = None) -> V
 
 def _chacha20_verdict(strict_kex: bool | None) -> Verdict:
     if strict_kex:
-        return Verdict(Level.RECOMMENDED, "AEAD, fast without AES-NI; Terrapin-safe because strict kex is in "
-                                          "force", "sshbench (Terrapin)")
+        return Verdict(
+            Level.RECOMMENDED,
+            "AEAD, fast without AES-NI; Terrapin-safe because strict kex is in force",
+            "sshbench (Terrapin)",
+        )
     return Verdict(Level.WEAK, _terrapin_reason(strict_kex), "sshbench (Terrapin)")
 
 
@@ -204,13 +247,16 @@ def _terrapin_reason(strict_kex: bool | None) -> str:
     return f"Terrapin (CVE-2023-48795): {why}"
 
 
-def combination_verdict(cipher: str, mac: str, kex: str, compression: str = NO_COMPRESSION,
-                        strict_kex: bool | None = None) -> Verdict:
+def combination_verdict(
+    cipher: str, mac: str, kex: str, compression: str = NO_COMPRESSION, strict_kex: bool | None = None
+) -> Verdict:
     """Rule 5: the worst part decides; the reason names that part."""
-    parts = [(cipher, algorithm_verdict("cipher", cipher, strict_kex)),
-             (mac, algorithm_verdict("mac", mac)),
-             (kex, algorithm_verdict("kex", kex)),
-             (f"compression {compression}", algorithm_verdict("compression", compression))]
+    parts = [
+        (cipher, algorithm_verdict("cipher", cipher, strict_kex)),
+        (mac, algorithm_verdict("mac", mac)),
+        (kex, algorithm_verdict("kex", kex)),
+        (f"compression {compression}", algorithm_verdict("compression", compression)),
+    ]
     name, worst = min(parts, key=lambda part: part[1].level)  # min() keeps the first of equals
     if terrapin.affected(cipher, mac) and not strict_kex and worst.level > Level.WEAK:
         return Verdict(Level.WEAK, f"{cipher} + {mac}: {_terrapin_reason(strict_kex)}", "sshbench (Terrapin)")

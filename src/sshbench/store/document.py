@@ -35,9 +35,14 @@ def to_document(result: RunResult) -> dict:
         "settings": result.settings_json(),
         "environment": result.environment,
         "target": result.target,
-        "summaries": [{**s.to_json(), **security_hooks.summary_json(s, result.environment),
-                       **baseline_analysis.summary_json(comparisons, s)}
-                      for s in summary.summaries(result)],
+        "summaries": [
+            {
+                **s.to_json(),
+                **security_hooks.summary_json(s, result.environment),
+                **baseline_analysis.summary_json(comparisons, s),
+            }
+            for s in summary.summaries(result)
+        ],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
         "handshakes": [h.to_json() for h in summary.handshakes(result)],
@@ -100,13 +105,23 @@ def settings_from(data: dict) -> RunSettings:
     return from_plain(RunSettings, data)
 
 
-
 # RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
-RUN_COLUMNS = {"settings", "environment", "target", "combinations", "trials", "status", "error", "exit_code",
-                "started_at", "finished_at", "notices", "run_id"}
+RUN_COLUMNS = {
+    "settings",
+    "environment",
+    "target",
+    "combinations",
+    "trials",
+    "status",
+    "error",
+    "exit_code",
+    "started_at",
+    "finished_at",
+    "notices",
+    "run_id",
+}
 # Derived in memory, never stored (RunResult.cache: summaries computed once per state of the trials).
 NOT_STORED = {"cache"}
-
 
 
 def jsonable(value: object) -> object:
@@ -130,7 +145,6 @@ def with_extras(result: RunResult, extras: dict) -> RunResult:
     return result
 
 
-
 def result_from_document(doc: object, source: str) -> RunResult:
     """A RunResult from the JSON export document; UsageError (one line) when it is not one."""
 
@@ -145,16 +159,34 @@ def result_from_document(doc: object, source: str) -> RunResult:
     if version > SCHEMA_VERSION:
         raise UsageError(f"{source} was written by a newer sshbench (JSON schema {version}); upgrade sshbench")
     try:
-        for key, kind in (("settings", dict), ("environment", dict), ("trials", list), ("started_at", (int, float)),
-                          ("status", str)):
+        for key, kind in (
+            ("settings", dict),
+            ("environment", dict),
+            ("trials", list),
+            ("started_at", (int, float)),
+            ("status", str),
+        ):
             if not isinstance(doc.get(key), kind):
                 raise bad(f"'{key}' is missing or has the wrong type")
         trials = []
         for index, data in enumerate(doc["trials"]):
             if not isinstance(data, dict):
                 raise bad(f"trial {index} is not an object")
-            missing = [k for k in ("kind", "cipher", "mac", "kex", "repetition", "warmup", "payload_bytes",
-                                   "started_at", "valid") if k not in data]
+            missing = [
+                k
+                for k in (
+                    "kind",
+                    "cipher",
+                    "mac",
+                    "kex",
+                    "repetition",
+                    "warmup",
+                    "payload_bytes",
+                    "started_at",
+                    "valid",
+                )
+                if k not in data
+            ]
             if missing:
                 raise bad(f"trial {index} lacks {', '.join(missing)}")
             trials.append(trial_from_json(data))
@@ -165,10 +197,16 @@ def result_from_document(doc: object, source: str) -> RunResult:
             combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
         status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
         return RunResult(
-            settings=settings_from(doc["settings"]), environment=doc["environment"],
-            target=doc.get("target") if isinstance(doc.get("target"), dict) else {}, combinations=combos,
-            trials=trials, status=status, error=doc.get("error"), exit_code=0,
-            started_at=float(doc["started_at"]), finished_at=doc.get("finished_at"),
+            settings=settings_from(doc["settings"]),
+            environment=doc["environment"],
+            target=doc["target"] if isinstance(doc.get("target"), dict) else {},
+            combinations=combos,
+            trials=trials,
+            status=status,
+            error=doc.get("error"),
+            exit_code=0,
+            started_at=float(doc["started_at"]),
+            finished_at=doc.get("finished_at"),
         )
     except UsageError:
         raise
@@ -188,4 +226,3 @@ def read_document(path: str) -> tuple[dict, str]:
         return json.loads(text), path
     except json.JSONDecodeError as err:
         raise UsageError(f"{path} is not an sshbench run export: invalid JSON at line {err.lineno}") from None
-

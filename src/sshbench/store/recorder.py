@@ -34,16 +34,23 @@ class RunRecorder:
     def from_args(cls, args: argparse.Namespace, defaults: argparse.Namespace) -> RunRecorder:
         """`run --db/--resume`: with --resume, every measurement option must be left at its default."""
         if args.resume is not None:
-            given = [name for name, value in vars(args).items()
-                     if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)]
+            given = [
+                name
+                for name, value in vars(args).items()
+                if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)
+            ]
             if given:
                 raise UsageError(f"--resume uses the stored run's settings; drop --{given[0].replace('_', '-')}")
         return cls(open_store(args.db), args.resume)
 
-    def runner_hooks(self, result_of: Callable[[], RunResult]) -> tuple[Callable[[int], None], Callable[[int, int, Trial], None]]:
+    def runner_hooks(
+        self, result_of: Callable[[], RunResult]
+    ) -> tuple[Callable[[int], None], Callable[[int, int, Trial], None]]:
         """on_plan and on_trial callbacks for a Runner whose result `result_of()` returns."""
-        return (lambda _total: self.on_plan(result_of()),
-                lambda _index, _total, trial: self.on_trial(result_of(), trial))
+        return (
+            lambda _total: self.on_plan(result_of()),
+            lambda _index, _total, trial: self.on_trial(result_of(), trial),
+        )
 
     @property
     def settings(self) -> RunSettings | None:

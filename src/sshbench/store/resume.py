@@ -30,17 +30,24 @@ def prepare(stored: RunResult) -> RunResult:
     return stored
 
 
-def check_comparable(old_env: dict, new_env: dict, old_combos: list[Combination],
-                     new_combos: list[Combination]) -> None:
+def check_comparable(
+    old_env: dict, new_env: dict, old_combos: list[Combination], new_combos: list[Combination]
+) -> None:
     """RunError (one line) when the resumed part would measure something else than the first part."""
-    changed = [f"{key} {old_env.get(key)!r} -> {new_env.get(key)!r}" for key in COMPARABLE_KEYS
-               if key in old_env and old_env.get(key) != new_env.get(key)]
+    changed = [
+        f"{key} {old_env.get(key)!r} -> {new_env.get(key)!r}"
+        for key in COMPARABLE_KEYS
+        if key in old_env and old_env.get(key) != new_env.get(key)
+    ]
     if changed:
-        raise RunError("cannot resume: the environment changed (" + "; ".join(changed) + "), so old and new "
-                       "trials are not comparable; start a new run instead")
+        raise RunError(
+            "cannot resume: the environment changed (" + "; ".join(changed) + "), so old and new "
+            "trials are not comparable; start a new run instead"
+        )
     if old_combos and set(old_combos) != set(new_combos):
-        raise RunError("cannot resume: the target no longer offers the same algorithm combinations; "
-                       "start a new run instead")
+        raise RunError(
+            "cannot resume: the target no longer offers the same algorithm combinations; start a new run instead"
+        )
 
 
 def _key(combination: Combination, kind: str, repetition: int, warmup: bool) -> tuple:

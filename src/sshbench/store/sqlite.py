@@ -99,9 +99,14 @@ def swept(combinations: list[Combination]) -> str:
     if not combinations:
         return "-"
     parts, fixed = [], []
-    for attr, singular, plural in (("cipher", "cipher", "ciphers"), ("mac", "MAC", "MACs"), ("kex", "kex", "kex"),
-                                   ("compression", "compression", "compressions"), ("tool", "tool", "tools"),
-                                   ("direction", "direction", "directions")):
+    for attr, singular, plural in (
+        ("cipher", "cipher", "ciphers"),
+        ("mac", "MAC", "MACs"),
+        ("kex", "kex", "kex"),
+        ("compression", "compression", "compressions"),
+        ("tool", "tool", "tools"),
+        ("direction", "direction", "directions"),
+    ):
         values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
         if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept
             values = [v for v in values if v != IMPLICIT_MAC]
@@ -159,20 +164,25 @@ class Store:
                 tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             except sqlite3.DatabaseError as err:
                 if "not a database" in str(err) or "malformed" in str(err):
-                    raise UsageError(f"{self.path} is not an sshbench results database (not SQLite); "
-                                     "choose another with --db or SSHBENCH_DB") from None
+                    raise UsageError(
+                        f"{self.path} is not an sshbench results database (not SQLite); "
+                        "choose another with --db or SSHBENCH_DB"
+                    ) from None
                 raise
             app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
             if tables and ("schema_version" not in tables or app_id != APPLICATION_ID):
-                raise UsageError(f"{self.path} is an SQLite database but not sshbench's; "
-                                 "choose another with --db or SSHBENCH_DB")
+                raise UsageError(
+                    f"{self.path} is an SQLite database but not sshbench's; choose another with --db or SSHBENCH_DB"
+                )
             version = 0
             if tables:
                 row = self.db.execute("SELECT max(version) FROM schema_version").fetchone()
                 version = row[0] or 0
             if version > SCHEMA_VERSION:
-                raise UsageError(f"{self.path} was written by a newer sshbench (schema {version}; this one "
-                                 f"reads up to {SCHEMA_VERSION}): upgrade sshbench")
+                raise UsageError(
+                    f"{self.path} was written by a newer sshbench (schema {version}; this one "
+                    f"reads up to {SCHEMA_VERSION}): upgrade sshbench"
+                )
             if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
@@ -202,8 +212,10 @@ class Store:
         except sqlite3.OperationalError as err:
             text = str(err)
             if "locked" in text or "busy" in text:
-                raise RunError(f"the results database {self.path} is busy (another sshbench writing to it?); "
-                               f"waited {self.timeout_s:g} s, try again when it is done") from None
+                raise RunError(
+                    f"the results database {self.path} is busy (another sshbench writing to it?); "
+                    f"waited {self.timeout_s:g} s, try again when it is done"
+                ) from None
             raise RunError(f"results database {self.path}: {text}") from None
         except sqlite3.DatabaseError as err:
             raise RunError(f"results database {self.path}: {err}") from None
@@ -232,8 +244,11 @@ class Store:
 
     @staticmethod
     def _extra_json(result: RunResult) -> str:
-        extras = {f.name: getattr(result, f.name) for f in dataclasses.fields(RunResult)
-                  if f.name not in RUN_COLUMNS and f.name not in NOT_STORED}
+        extras = {
+            f.name: getattr(result, f.name)
+            for f in dataclasses.fields(RunResult)
+            if f.name not in RUN_COLUMNS and f.name not in NOT_STORED
+        }
         return json.dumps(extras, default=jsonable)
 
     def create_run(self, result: RunResult) -> int:
@@ -243,9 +258,16 @@ class Store:
                 "INSERT INTO runs (status, started_at, hostname, owner_pid, owner_start, origin, sshbench_version,"
                 " settings_json, environment_json, target_json, combinations_json, notices_json)"
                 " VALUES ('running', ?, ?, ?, ?, ?, ?, ?, '{}', '{}', '[]', '[]')",
-                (result.started_at, socket.gethostname(), os.getpid(), process_start_time(os.getpid()),
-                 _origin(socket.gethostname(), result.started_at), __version__,
-                 json.dumps(result.settings_json())))
+                (
+                    result.started_at,
+                    socket.gethostname(),
+                    os.getpid(),
+                    process_start_time(os.getpid()),
+                    _origin(socket.gethostname(), result.started_at),
+                    __version__,
+                    json.dumps(result.settings_json()),
+                ),
+            )
         result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]
         self.update_run(result)
         return result.run_id
@@ -259,11 +281,21 @@ class Store:
                 "UPDATE runs SET status = ?, finished_at = ?, error = ?, exit_code = ?, target = ?,"
                 " settings_json = ?, environment_json = ?, target_json = ?, combinations_json = ?, notices_json = ?,"
                 " extra_json = ? WHERE id = ?",
-                (result.status, result.finished_at, result.error, result.exit_code,
-                 env.get("target") or result.target.get("label"), json.dumps(result.settings_json()),
-                 json.dumps(env), json.dumps(result.target),
-                 json.dumps([asdict(c) for c in result.combinations]), json.dumps(result.notices),
-                 self._extra_json(result), result.run_id))
+                (
+                    result.status,
+                    result.finished_at,
+                    result.error,
+                    result.exit_code,
+                    env.get("target") or result.target.get("label"),
+                    json.dumps(result.settings_json()),
+                    json.dumps(env),
+                    json.dumps(result.target),
+                    json.dumps([asdict(c) for c in result.combinations]),
+                    json.dumps(result.notices),
+                    self._extra_json(result),
+                    result.run_id,
+                ),
+            )
 
     def add_trial(self, run_id: int, seq: int, trial: Trial) -> None:
         """Commit one trial (seq: its position in the run)."""
@@ -275,8 +307,20 @@ class Store:
         self.db.execute(
             "INSERT OR REPLACE INTO trials (run_id, seq, kind, cipher, mac, kex, repetition, warmup, valid, mib_s,"
             " trial_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, seq, trial.kind, c.cipher, c.mac, c.kex, trial.repetition, int(trial.warmup),
-             int(trial.valid), trial.mib_s, json.dumps(asdict(trial))))
+            (
+                run_id,
+                seq,
+                trial.kind,
+                c.cipher,
+                c.mac,
+                c.kex,
+                trial.repetition,
+                int(trial.warmup),
+                int(trial.valid),
+                trial.mib_s,
+                json.dumps(asdict(trial)),
+            ),
+        )
 
     def finish_run(self, result: RunResult) -> None:
         """The final status, and every trial again: the run's end-of-run cross-check fills in fields."""
@@ -290,14 +334,17 @@ class Store:
     def claim_run(self, run_id: int) -> None:
         """This process takes over a stored run (to resume it): status running, owned by us."""
         with self._guard():
-            self.db.execute("UPDATE runs SET status = 'running', owner_pid = ?, owner_start = ? WHERE id = ?",
-                            (os.getpid(), process_start_time(os.getpid()), run_id))
+            self.db.execute(
+                "UPDATE runs SET status = 'running', owner_pid = ?, owner_start = ? WHERE id = ?",
+                (os.getpid(), process_start_time(os.getpid()), run_id),
+            )
 
     def release_run(self, run_id: int, status: str) -> None:
         """Give a claimed run back untouched (a resume that was refused before measuring)."""
         with self._guard():
-            self.db.execute("UPDATE runs SET status = ?, owner_pid = NULL, owner_start = NULL WHERE id = ?",
-                            (status, run_id))
+            self.db.execute(
+                "UPDATE runs SET status = ?, owner_pid = NULL, owner_start = NULL WHERE id = ?", (status, run_id)
+            )
 
     # -- reading
 
@@ -323,21 +370,45 @@ class Store:
             row = self.db.execute(
                 "SELECT status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json,"
                 " environment_json, target_json, combinations_json, notices_json, extra_json FROM runs WHERE id = ?",
-                (run_id,)).fetchone()
-            trial_rows = self.db.execute("SELECT trial_json FROM trials WHERE run_id = ? ORDER BY seq",
-                                         (run_id,)).fetchall()
-        (status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json, env_json,
-         target_json, combos_json, notices_json, extra_json) = row
+                (run_id,),
+            ).fetchone()
+            trial_rows = self.db.execute(
+                "SELECT trial_json FROM trials WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        (
+            status,
+            started_at,
+            finished_at,
+            error,
+            exit_code,
+            owner_pid,
+            owner_start,
+            settings_json,
+            env_json,
+            target_json,
+            combos_json,
+            notices_json,
+            extra_json,
+        ) = row
         try:
             extras = {k: v for k, v in json.loads(extra_json).items() if k not in RUN_COLUMNS}
-            return with_extras(RunResult(
-                settings=settings_from(json.loads(settings_json)),
-                environment=json.loads(env_json), target=json.loads(target_json),
-                combinations=[from_plain(Combination, c) for c in json.loads(combos_json)],
-                trials=[from_plain(Trial, json.loads(r[0])) for r in trial_rows],
-                status=_effective_status(status, owner_pid, owner_start), error=error, exit_code=exit_code or 0,
-                started_at=started_at, finished_at=finished_at, notices=json.loads(notices_json), run_id=run_id,
-            ), extras)
+            return with_extras(
+                RunResult(
+                    settings=settings_from(json.loads(settings_json)),
+                    environment=json.loads(env_json),
+                    target=json.loads(target_json),
+                    combinations=[from_plain(Combination, c) for c in json.loads(combos_json)],
+                    trials=[from_plain(Trial, json.loads(r[0])) for r in trial_rows],
+                    status=_effective_status(status, owner_pid, owner_start),
+                    error=error,
+                    exit_code=exit_code or 0,
+                    started_at=started_at,
+                    finished_at=finished_at,
+                    notices=json.loads(notices_json),
+                    run_id=run_id,
+                ),
+                extras,
+            )
         except (ValueError, TypeError, KeyError) as err:
             raise RunError(f"run {run_id} in {self.path} cannot be read: {err}") from None
 
@@ -347,22 +418,43 @@ class Store:
                 "SELECT r.id, r.started_at, r.finished_at, r.status, r.owner_pid, r.owner_start, r.hostname,"
                 " r.target, r.combinations_json, r.environment_json, r.imported_at,"
                 " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND NOT t.warmup AND t.valid)"
-                " FROM runs r ORDER BY r.id").fetchall()
+                " FROM runs r ORDER BY r.id"
+            ).fetchall()
         out = []
-        for (run_id, started, finished, status, pid, start, host, target, combos_json, env_json, imported,
-             measured) in rows:
+        for (
+            run_id,
+            started,
+            finished,
+            status,
+            pid,
+            start,
+            host,
+            target,
+            combos_json,
+            env_json,
+            imported,
+            measured,
+        ) in rows:
             try:
                 combos = [from_plain(Combination, c) for c in json.loads(combos_json)]
                 env = json.loads(env_json)
             except (ValueError, TypeError):
                 combos, env = [], {}
-            out.append(StoredRun(
-                id=run_id, started_at=started, finished_at=finished,
-                status=_effective_status(status, pid, start), hostname=env.get("hostname") or host,
-                target=target, swept=swept(combos), measured_trials=measured,
-                client_ssh_version=env.get("client_ssh_version"), server_ssh_version=env.get("server_ssh_version"),
-                imported=imported is not None,
-            ))
+            out.append(
+                StoredRun(
+                    id=run_id,
+                    started_at=started,
+                    finished_at=finished,
+                    status=_effective_status(status, pid, start),
+                    hostname=env.get("hostname") or host,
+                    target=target,
+                    swept=swept(combos),
+                    measured_trials=measured,
+                    client_ssh_version=env.get("client_ssh_version"),
+                    server_ssh_version=env.get("server_ssh_version"),
+                    imported=imported is not None,
+                )
+            )
         return out
 
     # -- export / import (merging machines into one database)
@@ -386,8 +478,15 @@ class Store:
                 "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version,"
                 " settings_json, environment_json, target_json, combinations_json, notices_json)"
                 " VALUES (?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
-                (result.status, result.started_at, result.environment.get("hostname"), origin, time.time(),
-                 doc.get("sshbench_version") if isinstance(doc, dict) else None))
+                (
+                    result.status,
+                    result.started_at,
+                    result.environment.get("hostname"),
+                    origin,
+                    time.time(),
+                    doc.get("sshbench_version") if isinstance(doc, dict) else None,
+                ),
+            )
             result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]
             self.update_run(result)
             for seq, trial in enumerate(result.trials):

@@ -29,8 +29,9 @@ def check_settings(settings: RunSettings) -> None:
         if servers != ["openssh"]:
             raise UsageError("--server starts private servers on this machine; it cannot be combined with a HOST")
         if emulated:
-            raise UsageError("--link emulates a link between two namespaces on this machine; "
-                             "it cannot be combined with a HOST")
+            raise UsageError(
+                "--link emulates a link between two namespaces on this machine; it cannot be combined with a HOST"
+            )
     for name in servers:
         if settings.host is None and name not in SERVERS:
             raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")

@@ -45,12 +45,21 @@ class AsyncsshServer(PrivateServer):
         assert self.dir is not None
         # Port 0: the server binds a port the kernel picks and reports it (no free-port race).
         self.port = 0
-        return [sys.executable, "-m", "sshbench.targets.asyncssh_sshd", "--host-key", str(self.dir / "host_key"),
-                "--authorized-keys", str(self.dir / "authorized_keys"), "--home", str(self.dir / "home")]
+        return [
+            sys.executable,
+            "-m",
+            "sshbench.targets.asyncssh_sshd",
+            "--host-key",
+            str(self.dir / "host_key"),
+            "--authorized-keys",
+            str(self.dir / "authorized_keys"),
+            "--home",
+            str(self.dir / "home"),
+        ]
 
     def _ready_line(self, line: str) -> bool:
         if line.startswith(READY_PREFIX):
-            port = line[len(READY_PREFIX):].rstrip(".")
+            port = line[len(READY_PREFIX) :].rstrip(".")
             if port.isdigit():
                 self.port = int(port)
                 return True
@@ -66,10 +75,15 @@ class AsyncsshServer(PrivateServer):
         # Default kex: the one OpenSSH and AsyncSSH share first (curve25519-sha256), not AsyncSSH's own
         # first choice (mlkem768x25519, ~6x the CPU in Python), so both client rows of a sweep share a kex.
         shared_first = [k for k in ("curve25519-sha256",) if k in a.kex]
-        own = ClientAlgorithms(ciphers=list(a.ciphers), macs=list(a.macs), kex=list(a.kex),
-                               aead_ciphers=set(a.aead_ciphers), default_ciphers=list(a.default_ciphers),
-                               default_macs=list(a.default_macs),
-                               default_kex=list(dict.fromkeys([*shared_first, *a.default_kex])))
+        own = ClientAlgorithms(
+            ciphers=list(a.ciphers),
+            macs=list(a.macs),
+            kex=list(a.kex),
+            aead_ciphers=set(a.aead_ciphers),
+            default_ciphers=list(a.default_ciphers),
+            default_macs=list(a.default_macs),
+            default_kex=list(dict.fromkeys([*shared_first, *a.default_kex])),
+        )
         return {"openssh": self.client_algorithms(), "asyncssh": own}
 
     def server_cpu_total(self) -> float | None:
@@ -77,7 +91,10 @@ class AsyncsshServer(PrivateServer):
         return self._proc_cpu(include_children=True)
 
     def describe(self) -> dict:
-        return {**super().describe(), "asyncssh_version": self.algorithms.version,
-                "unavailable": dict(self.algorithms.unavailable),
-                "note": "AsyncSSH is Python: absolute rates are not comparable with OpenSSH's; "
-                        "the relative ordering of its ciphers is informative"}
+        return {
+            **super().describe(),
+            "asyncssh_version": self.algorithms.version,
+            "unavailable": dict(self.algorithms.unavailable),
+            "note": "AsyncSSH is Python: absolute rates are not comparable with OpenSSH's; "
+            "the relative ordering of its ciphers is informative",
+        }

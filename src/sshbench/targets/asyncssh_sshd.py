@@ -26,8 +26,14 @@ SHELL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def _shell_env(home: str, username: str) -> dict[str, str]:
-    return {"HOME": home, "USER": username, "LOGNAME": username, "SHELL": "/bin/sh", "PATH": SHELL_PATH,
-            **({"OPENSSL_ia32cap": os.environ["OPENSSL_ia32cap"]} if "OPENSSL_ia32cap" in os.environ else {})}
+    return {
+        "HOME": home,
+        "USER": username,
+        "LOGNAME": username,
+        "SHELL": "/bin/sh",
+        "PATH": SHELL_PATH,
+        **({"OPENSSL_ia32cap": os.environ["OPENSSL_ia32cap"]} if "OPENSSL_ia32cap" in os.environ else {}),
+    }
 
 
 async def _pump_in(channel_in: asyncssh.SSHReader, child_in: asyncio.StreamWriter) -> None:
@@ -70,12 +76,22 @@ def make_handler(home: str):
             return
         username = process.get_extra_info("username") or "root"
         child = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=home, env=_shell_env(home, username))
+            "/bin/sh",
+            "-c",
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=home,
+            env=_shell_env(home, username),
+        )
         assert child.stdin is not None and child.stdout is not None and child.stderr is not None
         try:
-            await asyncio.gather(_pump_in(process.stdin, child.stdin), _pump_out(child.stdout, process.stdout),
-                                 _pump_out(child.stderr, process.stderr))
+            await asyncio.gather(
+                _pump_in(process.stdin, child.stdin),
+                _pump_out(child.stdout, process.stdout),
+                _pump_out(child.stderr, process.stderr),
+            )
         except Exception:  # the client went away mid-transfer (killed trial): stop the command, reap it
             if child.returncode is None:
                 child.kill()
@@ -90,14 +106,27 @@ def make_handler(home: str):
 async def serve(args: argparse.Namespace) -> None:
     algs = asyncssh_algorithms()
     listener = await asyncssh.listen(
-        "127.0.0.1", 0,
-        server_host_keys=[args.host_key], authorized_client_keys=args.authorized_keys,
-        process_factory=make_handler(args.home), encoding=None,
-        sftp_factory=True, allow_scp=True,  # so OpenSSH's scp and sftp also have a server side
-        encryption_algs=algs.ciphers, mac_algs=algs.macs, kex_algs=algs.kex,
+        "127.0.0.1",
+        0,
+        server_host_keys=[args.host_key],
+        authorized_client_keys=args.authorized_keys,
+        process_factory=make_handler(args.home),
+        encoding=None,
+        sftp_factory=True,
+        allow_scp=True,  # so OpenSSH's scp and sftp also have a server side
+        encryption_algs=algs.ciphers,
+        mac_algs=algs.macs,
+        kex_algs=algs.kex,
         compression_algs=algs.compression,
-        password_auth=False, kbdint_auth=False, gss_host=None, agent_forwarding=False,
-        x11_forwarding=False, allow_pty=False, line_editor=False, login_timeout=30, keepalive_interval=0,
+        password_auth=False,
+        kbdint_auth=False,
+        gss_host=None,
+        agent_forwarding=False,
+        x11_forwarding=False,
+        allow_pty=False,
+        line_editor=False,
+        login_timeout=30,
+        keepalive_interval=0,
     )
     print(f"Server listening on 127.0.0.1 port {listener.get_port()}.", file=sys.stderr, flush=True)
     stop = asyncio.Event()

@@ -65,25 +65,39 @@ class Target(ABC):
         """A private dir on the server for sink files and download sources: `where` is "tmpfs"
         (/dev/shm) or "disk" (/var/tmp). Removed by `cleanup`."""
         base = "/dev/shm" if where == "tmpfs" else "/var/tmp"
-        status, out = self.run_remote(f"d=$(mktemp -d {base}/sshbench-XXXXXX 2>/dev/null || mktemp -d "
-                                      f"/tmp/sshbench-XXXXXX) && echo \"$d\"")
+        status, out = self.run_remote(
+            f'd=$(mktemp -d {base}/sshbench-XXXXXX 2>/dev/null || mktemp -d /tmp/sshbench-XXXXXX) && echo "$d"'
+        )
         path = out.strip().splitlines()[-1] if status == 0 and out.strip() else ""
         if not path.startswith("/"):
             from sshbench.errors import RunError
 
             raise RunError(f"cannot make a scratch dir on {self.label}: {out.strip() or 'no output'}")
-        cleanup.push(lambda: self.run_remote(f"rm -rf '{path}'"))
+        cleanup.push(lambda: None if self.run_remote(f"rm -rf '{path}'") else None)
         return path
 
     def run_remote(self, command: str, stdin_path: str | None = None, timeout_s: float = 600) -> tuple[int, str]:
         """Run a set-up command on the server (never timed): (exit status, stdout)."""
         import subprocess
 
-        argv = [*self.client_prefix(), getattr(self, "ssh", "ssh"), *self.client_options(), *self.destination(), command]
+        argv = [
+            *self.client_prefix(),
+            getattr(self, "ssh", "ssh"),
+            *self.client_options(),
+            *self.destination(),
+            command,
+        ]
         try:
             with open(stdin_path or "/dev/null", "rb") as stdin:
-                done = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, timeout=timeout_s,
-                                      env=self.client_env(), errors="replace")
+                done = subprocess.run(
+                    argv,
+                    stdin=stdin,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                    env=self.client_env(),
+                    errors="replace",
+                )
         except subprocess.TimeoutExpired:
             return 255, "timed out"
         return done.returncode, done.stdout if done.returncode == 0 else done.stderr
@@ -147,16 +161,23 @@ class Target(ABC):
         return {"kind": self.kind, "label": self.label, "server_version": self.server_version}
 
 
-def probe(ssh: str, options: list[str], destination: list[str], timeout_s: float = 20.0,
-          command: str = "true", prefix: list[str] | None = None) -> tuple[int, str]:
+def probe(
+    ssh: str,
+    options: list[str],
+    destination: list[str],
+    timeout_s: float = 20.0,
+    command: str = "true",
+    prefix: list[str] | None = None,
+) -> tuple[int, str]:
     """One real connection with `ssh -vv` (so the server's KEXINIT is printed): (exit status, log).
     `prefix`: the target's client_prefix() (e.g. `ip netns exec NS` for an emulated link)."""
     import subprocess
 
     argv = [*(prefix or []), ssh, *options, "-vv", *destination, command]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout_s, errors="replace")
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s, errors="replace"
+        )
     except subprocess.TimeoutExpired:
         return 255, f"ssh: connection probe timed out after {timeout_s:.0f} s"
     except FileNotFoundError:

@@ -36,19 +36,24 @@ def find_dropbear() -> tuple[str, str]:
     daemon explicitly (a build of one's own; dropbearkey is looked for beside it first)."""
     explicit = os.environ.get("SSHBENCH_DROPBEAR")
     if explicit:
-        keygen = os.path.join(os.path.dirname(explicit), "dropbearkey")
-        keygen = keygen if os.access(keygen, os.X_OK) else shutil.which("dropbearkey")
+        beside = os.path.join(os.path.dirname(explicit), "dropbearkey")
+        keygen = beside if os.access(beside, os.X_OK) else shutil.which("dropbearkey")
         if not os.access(explicit, os.X_OK) or not keygen:
-            raise RunError(f"--server dropbear: Dropbear is not installed (SSHBENCH_DROPBEAR={explicit} "
-                           f"{'is not executable' if not os.access(explicit, os.X_OK) else 'has no dropbearkey'}); "
-                           f"{INSTALL_HINT}")
+            raise RunError(
+                f"--server dropbear: Dropbear is not installed (SSHBENCH_DROPBEAR={explicit} "
+                f"{'is not executable' if not os.access(explicit, os.X_OK) else 'has no dropbearkey'}); "
+                f"{INSTALL_HINT}"
+            )
         return explicit, keygen
     daemon = next((c for c in DROPBEAR_CANDIDATES if os.access(c, os.X_OK)), None) or shutil.which("dropbear")
     keygen = shutil.which("dropbearkey") or next(
-        (c for c in ("/usr/bin/dropbearkey", "/usr/local/bin/dropbearkey") if os.access(c, os.X_OK)), None)
+        (c for c in ("/usr/bin/dropbearkey", "/usr/local/bin/dropbearkey") if os.access(c, os.X_OK)), None
+    )
     if not daemon or not keygen:
-        raise RunError(f"--server dropbear: Dropbear is not installed ({'dropbear' if not daemon else 'dropbearkey'} "
-                       f"not found); {INSTALL_HINT}")
+        raise RunError(
+            f"--server dropbear: Dropbear is not installed ({'dropbear' if not daemon else 'dropbearkey'} "
+            f"not found); {INSTALL_HINT}"
+        )
     return daemon, keygen
 
 
@@ -73,10 +78,12 @@ class DropbearServer(PrivateServer):
         check_window(window)
         self.dropbear, self.dropbearkey = find_dropbear()
         if os.geteuid() != 0:
-            raise RunError("--server dropbear needs root here: Dropbear reads authorized_keys only from the login "
-                           "user's home, and sshbench gives it a private one in a mount namespace, which only root "
-                           "can create (use --server asyncssh as a normal user)")
-        self.unshare = shutil.which("unshare")
+            raise RunError(
+                "--server dropbear needs root here: Dropbear reads authorized_keys only from the login "
+                "user's home, and sshbench gives it a private one in a mount namespace, which only root "
+                "can create (use --server asyncssh as a normal user)"
+            )
+        self.unshare: str = shutil.which("unshare") or ""
         if not self.unshare:
             raise RunError("--server dropbear: unshare not found; install it: apt-get install util-linux")
         super().__init__(ssh=ssh, env=env)
@@ -85,10 +92,19 @@ class DropbearServer(PrivateServer):
     def _prepare(self) -> None:
         assert self.dir is not None
         try:
-            subprocess.run([self.dropbearkey, "-t", "ed25519", "-f", str(self.dir / "host_key")], check=True,
-                           capture_output=True, timeout=30)
-            shown = subprocess.run([self.dropbearkey, "-y", "-f", str(self.dir / "host_key")], check=True,
-                                   capture_output=True, text=True, timeout=30)
+            subprocess.run(
+                [self.dropbearkey, "-t", "ed25519", "-f", str(self.dir / "host_key")],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+            shown = subprocess.run(
+                [self.dropbearkey, "-y", "-f", str(self.dir / "host_key")],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
         except subprocess.CalledProcessError as err:
             said = err.stderr.decode(errors="replace") if isinstance(err.stderr, bytes) else str(err.stderr)
             raise RunError(f"dropbearkey failed: {said.strip()}") from None
@@ -113,22 +129,46 @@ class DropbearServer(PrivateServer):
                 fields[5], found = home, True
             out.append(":".join(fields))
         if not found:
-            raise RunError(f"--server dropbear: user {self.user} is not in /etc/passwd, so its home cannot be "
-                           "redirected to a private authorized_keys")
+            raise RunError(
+                f"--server dropbear: user {self.user} is not in /etc/passwd, so its home cannot be "
+                "redirected to a private authorized_keys"
+            )
         return "\n".join(out) + "\n"
 
     def _argv(self) -> list[str]:
         assert self.dir is not None
-        daemon = [self.dropbear, "-F", "-E",  # foreground, log to stderr
-                  "-s", "-m", "-j", "-k",  # key-only login, no motd, no port forwarding
-                  "-P", str(self.dir / "dropbear.pid"),  # the default would clobber /var/run/dropbear.pid
-                  "-r", str(self.dir / "host_key"), "-p", f"127.0.0.1:{self.port}"]
+        daemon = [
+            self.dropbear,
+            "-F",
+            "-E",  # foreground, log to stderr
+            "-s",
+            "-m",
+            "-j",
+            "-k",  # key-only login, no motd, no port forwarding
+            "-P",
+            str(self.dir / "dropbear.pid"),  # the default would clobber /var/run/dropbear.pid
+            "-r",
+            str(self.dir / "host_key"),
+            "-p",
+            f"127.0.0.1:{self.port}",
+        ]
         if self.window is not None:
             daemon += ["-W", str(self.window)]
         # The bind mount lives and dies with the namespace; `exec` makes the daemon the process we track.
         script = 'mount --bind "$1" /etc/passwd && shift && exec "$@"'
-        return [self.unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
-                str(self.dir / "passwd"), *daemon]
+        return [
+            self.unshare,
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+            "sh",
+            str(self.dir / "passwd"),
+            *daemon,
+        ]
 
     def start(self, cleanup) -> None:
         super().start(cleanup)
@@ -156,6 +196,9 @@ class DropbearServer(PrivateServer):
         return self._proc_cpu(include_children=True)
 
     def describe(self) -> dict:
-        return {**super().describe(), "dropbear": self.dropbear,
-                "receive_window": self.window if self.window is not None else DEFAULT_WINDOW,
-                "receive_window_set": self.window is not None}
+        return {
+            **super().describe(),
+            "dropbear": self.dropbear,
+            "receive_window": self.window if self.window is not None else DEFAULT_WINDOW,
+            "receive_window_set": self.window is not None,
+        }

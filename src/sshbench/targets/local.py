@@ -34,8 +34,12 @@ class PortTaken(Exception):
 
 def make_ssh_keypair(path: Path, comment: str) -> None:
     try:
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
-                       check=True, capture_output=True, timeout=30)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
     except FileNotFoundError:
         raise RunError("ssh-keygen not found; install it: apt-get install openssh-client") from None
     except subprocess.CalledProcessError as err:
@@ -77,8 +81,14 @@ class LocalServer(Target):
         self._ready.clear()
         self._drain_done = threading.Event()
         try:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                env=env,
+            )
         except FileNotFoundError as err:
             raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
         cleanup.track_process(self.process.pid)
@@ -90,11 +100,13 @@ class LocalServer(Target):
                 text = " ".join(self.log)
                 if "Address already in use" in text:
                     raise PortTaken(text)
-                raise RunError(f"{self.server_name} exited at start ({self.process.returncode}): "
-                               f"{self.last_log_line()}")
+                raise RunError(
+                    f"{self.server_name} exited at start ({self.process.returncode}): {self.last_log_line()}"
+                )
             if time.monotonic() > deadline:
-                raise RunError(f"{self.server_name} did not start listening within {READY_TIMEOUT_S:.0f} s: "
-                               f"{self.last_log_line()}")
+                raise RunError(
+                    f"{self.server_name} did not start listening within {READY_TIMEOUT_S:.0f} s: {self.last_log_line()}"
+                )
 
     def _drain_log(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stderr is not None
@@ -111,23 +123,40 @@ class LocalServer(Target):
         # Only -F, -i and -o: ssh, scp, sftp, rsync's `-e ssh` and sshbench.tools.asyncssh_client take them alike.
         assert self.dir is not None
         return [
-            "-F", "/dev/null",  # never the user's ssh_config
-            "-i", str(self.dir / "client_key"),
-            "-o", f"Port={self.port}",
-            "-o", f"User={self.user}",
-            "-o", "IdentitiesOnly=yes",
-            "-o", "IdentityAgent=none",
-            "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
-            "-o", "GlobalKnownHostsFile=/dev/null",
-            "-o", "StrictHostKeyChecking=yes",
-            "-o", "HostKeyAlgorithms=ssh-ed25519",
-            "-o", "UpdateHostKeys=no",
-            "-o", "BatchMode=yes",
-            "-o", "ControlMaster=no",
-            "-o", "ControlPath=none",
-            "-o", "ForwardAgent=no",
-            "-o", "ForwardX11=no",
-            "-o", "ConnectTimeout=10",
+            "-F",
+            "/dev/null",  # never the user's ssh_config
+            "-i",
+            str(self.dir / "client_key"),
+            "-o",
+            f"Port={self.port}",
+            "-o",
+            f"User={self.user}",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "IdentityAgent=none",
+            "-o",
+            f"UserKnownHostsFile={self.dir / 'known_hosts'}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "HostKeyAlgorithms=ssh-ed25519",
+            "-o",
+            "UpdateHostKeys=no",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ControlMaster=no",
+            "-o",
+            "ControlPath=none",
+            "-o",
+            "ForwardAgent=no",
+            "-o",
+            "ForwardX11=no",
+            "-o",
+            "ConnectTimeout=10",
         ]
 
     def destination(self) -> list[str]:

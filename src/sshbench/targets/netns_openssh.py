@@ -21,8 +21,14 @@ HOST_KEY_ALIAS = "sshbench-netns-sshd"  # one known_hosts entry for every path (
 class NetnsOpenSSH(PrivateOpenSSH):
     kind = "netns-openssh"
 
-    def __init__(self, links: list[LinkProfile], sshd: str | None = None, ssh: str = "ssh",
-                 env: dict[str, str] | None = None, index: int = 0) -> None:
+    def __init__(
+        self,
+        links: list[LinkProfile],
+        sshd: str | None = None,
+        ssh: str = "ssh",
+        env: dict[str, str] | None = None,
+        index: int = 0,
+    ) -> None:
         require_support(links)  # one clear line (exit 2) before anything is created
         super().__init__(sshd=sshd, ssh=ssh, env=env)
         self.path = LinkPath(links, index=index)
@@ -88,8 +94,12 @@ class NetnsOpenSSH(PrivateOpenSSH):
         from sshbench.links.path import RAW_TCP_PORT
 
         end = self.path.endpoint(self.current_link or next(iter(self.path.states)), self.port, "raw")
-        return {"sink": (SERVER_ADDR, RAW_TCP_PORT), "sink_netns": self.path.server_ns,
-                "connect": (end.host, end.port), "sender_netns": self.path.client_ns}
+        return {
+            "sink": (SERVER_ADDR, RAW_TCP_PORT),
+            "sink_netns": self.path.server_ns,
+            "connect": (end.host, end.port),
+            "sender_netns": self.path.client_ns,
+        }
 
     def link_details(self) -> dict[str, dict]:
         """The live per-link dict for `result.baselines["links"]` (updated at cleanup with the final counters)."""

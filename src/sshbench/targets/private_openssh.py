@@ -55,8 +55,13 @@ class PrivateOpenSSH(LocalServer):
     kind = "private-openssh"
     server_name = "private sshd"
 
-    def __init__(self, sshd: str | None = None, ssh: str = "ssh", env: dict[str, str] | None = None,
-                 extra_config: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        sshd: str | None = None,
+        ssh: str = "ssh",
+        env: dict[str, str] | None = None,
+        extra_config: dict[str, str] | None = None,
+    ) -> None:
         self.sshd_path = find_sshd(sshd)
         super().__init__(ssh=ssh, env=env)
         # sshd_config lines that override ours (e.g. a narrower Ciphers list to emulate a strict server)
@@ -169,15 +174,20 @@ class PrivateOpenSSH(LocalServer):
             elif spec:
                 self._drop_unsupported(path, extra)
             else:
-                raise RunError(f"sshd rejects the private config: {msg.strip().splitlines()[-1] if msg.strip() else msg}")
+                raise RunError(
+                    f"sshd rejects the private config: {msg.strip().splitlines()[-1] if msg.strip() else msg}"
+                )
         raise RunError("could not write an sshd config this sshd accepts")
 
     def _drop_unsupported(self, path: Path, extra: dict[str, str]) -> None:
         """The client speaks something this sshd does not: keep only what sshd accepts one by one."""
         assert self._client is not None
         keep: dict[str, list[str]] = {}
-        for option, names in (("Ciphers", self._client.ciphers), ("MACs", self._client.macs),
-                              ("KexAlgorithms", self._client.kex)):
+        for option, names in (
+            ("Ciphers", self._client.ciphers),
+            ("MACs", self._client.macs),
+            ("KexAlgorithms", self._client.kex),
+        ):
             ok = []
             for name in names:
                 path.write_text("\n".join(self._config_lines({**extra, option: name})) + "\n")
@@ -188,8 +198,9 @@ class PrivateOpenSSH(LocalServer):
             extra[option] = ",".join(names)
 
     def _sshd_run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.sshd_path, *args], capture_output=True, text=True, timeout=30,
-                              env=self.env, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [self.sshd_path, *args], capture_output=True, text=True, timeout=30, env=self.env, stdin=subprocess.DEVNULL
+        )
 
     def _server_lists(self, config: Path) -> ServerAlgorithms:
         out = self._sshd_run(["-T", "-f", str(config)])
@@ -239,4 +250,3 @@ class PrivateOpenSSH(LocalServer):
 
     def describe(self) -> dict:
         return {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
-

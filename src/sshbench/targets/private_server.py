@@ -69,8 +69,7 @@ class PrivateServer(LocalServer):
         status, log = probe(self.ssh, self.client_options(), self.destination())
         if status != 0:
             reason = failure_reason(log)
-            raise RunError(f"{self.server_name} started but a login failed: {reason}; "
-                           f"it said: {self.last_log_line()}")
+            raise RunError(f"{self.server_name} started but a login failed: {reason}; it said: {self.last_log_line()}")
         self.server_version = parse_ssh_log(log).remote_version
         server = kexinit.server_algorithms_from_log(log)
         if server is None:

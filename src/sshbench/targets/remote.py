@@ -42,8 +42,13 @@ class RemoteHost(Target):
 
     def start(self, cleanup: Cleanup) -> None:
         try:
-            out = subprocess.run([self.ssh, *self._config_args(), "-G", self.host], capture_output=True,
-                                 text=True, timeout=10, stdin=subprocess.DEVNULL)
+            out = subprocess.run(
+                [self.ssh, *self._config_args(), "-G", self.host],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+            )
         except FileNotFoundError:
             raise RunError(f"ssh client not found ({self.ssh}); install it: apt-get install openssh-client") from None
         if out.returncode != 0:
@@ -65,8 +70,17 @@ class RemoteHost(Target):
     def client_options(self) -> list[str]:
         # The user's own configuration decides identity, port, proxy, known hosts; we only make it
         # non-interactive and keep connection sharing out of the measurement.
-        return [*self._config_args(), "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none",
-                "-o", "ConnectTimeout=10"]
+        return [
+            *self._config_args(),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ControlMaster=no",
+            "-o",
+            "ControlPath=none",
+            "-o",
+            "ConnectTimeout=10",
+        ]
 
     def destination(self) -> list[str]:
         return [self.host]
@@ -80,5 +94,10 @@ class RemoteHost(Target):
         return self._server
 
     def describe(self) -> dict:
-        return {**super().describe(), "host": self.host, "hostname": self.effective.get("hostname"),
-                "port": self.effective.get("port"), "user": self.effective.get("user")}
+        return {
+            **super().describe(),
+            "host": self.host,
+            "hostname": self.effective.get("hostname"),
+            "port": self.effective.get("port"),
+            "user": self.effective.get("user"),
+        }

@@ -28,8 +28,9 @@ def get_tool(name: str, client: str = "openssh") -> TransferTool:
     except KeyError:
         if client == "openssh":
             raise UsageError(f"unknown transfer tool {name!r}; known: {', '.join(tool_names())}") from None
-        raise UsageError(f"the {client} client has no {name!r} transfer tool; known: "
-                         f"{', '.join(tool_names(client)) or 'none'}") from None
+        raise UsageError(
+            f"the {client} client has no {name!r} transfer tool; known: {', '.join(tool_names(client)) or 'none'}"
+        ) from None
 
 
 __all__ = ["TOOLS", "Invocation", "SinkReport", "TransferTool", "TrialFiles", "get_tool", "tool_names"]

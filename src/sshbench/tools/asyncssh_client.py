@@ -158,8 +158,8 @@ def tcp_bytes(sock: socket.socket | None) -> tuple[int | None, int | None]:
         return None, None
     if len(info) < _TCP_INFO_LEN:
         return None, None
-    acked, = struct.unpack_from("=Q", info, _BYTES_ACKED_AT)
-    received, = struct.unpack_from("=Q", info, _BYTES_RECEIVED_AT)
+    (acked,) = struct.unpack_from("=Q", info, _BYTES_ACKED_AT)
+    (received,) = struct.unpack_from("=Q", info, _BYTES_RECEIVED_AT)
     return acked, received
 
 
@@ -198,9 +198,18 @@ async def run(opts: ClientOptions) -> int:
     asyncssh.set_debug_level(2)
     compression = ["zlib@openssh.com", "zlib"] if opts.compression else ["none"]
     kwargs: dict = dict(
-        port=opts.port, username=opts.user, client_keys=opts.identity or None, known_hosts=opts.known_hosts,
-        config=[], agent_path=None, password=None, kbdint_auth=False, gss_auth=False,
-        preferred_auth="publickey", compression_algs=compression, connect_timeout=opts.connect_timeout,
+        port=opts.port,
+        username=opts.user,
+        client_keys=opts.identity or None,
+        known_hosts=opts.known_hosts,
+        config=[],
+        agent_path=None,
+        password=None,
+        kbdint_auth=False,
+        gss_auth=False,
+        preferred_auth="publickey",
+        compression_algs=compression,
+        connect_timeout=opts.connect_timeout,
     )
     if opts.ciphers:
         kwargs["encryption_algs"] = opts.ciphers
@@ -232,14 +241,15 @@ async def run(opts: ClientOptions) -> int:
                 mac = conn.get_extra_info(f"{prefix}_mac")
                 if cipher and cipher.startswith(AEAD_PREFIXES):
                     mac = "<implicit>"  # as OpenSSH prints it: the AEAD cipher carries its own tag
-                _err(f"debug1: kex: {direction} cipher: {cipher} MAC: {mac} "
-                     f"compression: {conn.get_extra_info(f'{prefix}_compression')}")
+                _err(
+                    f"debug1: kex: {direction} cipher: {cipher} MAC: {mac} "
+                    f"compression: {conn.get_extra_info(f'{prefix}_compression')}"
+                )
         sock = conn.get_extra_info("socket")
         start = time.monotonic()
         try:
             process = await conn.create_process(opts.command or None, encoding=None)
-            await asyncio.gather(_send_stdin(process.stdin), _copy_out(process.stdout, 1),
-                                 _copy_out(process.stderr, 2))
+            await asyncio.gather(_send_stdin(process.stdin), _copy_out(process.stdout, 1), _copy_out(process.stderr, 2))
             completed = await process.wait(check=False)
         except (OSError, asyncssh.Error) as err:
             _err(f"asyncssh: session failed: {err}")
@@ -256,6 +266,7 @@ async def run(opts: ClientOptions) -> int:
         if opts.verbose:
             _err(f"debug1: Exit status {status}")
         return status
+    return 255  # not reached: the connection's context manager does not swallow errors
 
 
 def main(argv: list[str] | None = None) -> int:

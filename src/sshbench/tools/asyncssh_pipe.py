@@ -25,11 +25,19 @@ class AsyncsshPipeTool(TransferTool):
 
         return asyncssh_algorithms().missing_reason
 
-    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
-                   workdir: Path) -> Invocation:
+    def invocation(
+        self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path
+    ) -> Invocation:
         # A subprocess, not a coroutine in sshbench's own process: os.wait4 then measures its CPU alone.
-        argv = [sys.executable, "-m", "sshbench.tools.asyncssh_client", *ssh_options, "-v", host,
-                self._pipe.remote_command(direction, files)]
+        argv = [
+            sys.executable,
+            "-m",
+            "sshbench.tools.asyncssh_client",
+            *ssh_options,
+            "-v",
+            host,
+            self._pipe.remote_command(direction, files),
+        ]
         if direction == "down":
             return Invocation(argv=argv, stdin="/dev/null", stdout=files.local_sink)
         return Invocation(argv=argv, stdin=files.local_source)

@@ -11,15 +11,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from sshbench.tools.base import (
-    Invocation,
-    SinkReport,
-    TransferTool,
-    TrialFiles,
-    parse_marked,
-    stat_snapshot_script,
-    wrap_posix,
-)
+from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
+from sshbench.tools.remote_report import parse_marked, stat_snapshot_script, wrap_posix
 
 
 class PipeTool(TransferTool):
@@ -36,8 +29,9 @@ class PipeTool(TransferTool):
         sink = files.remote_sink if files else "/dev/null"
         return wrap_posix(stat_snapshot_script(f"LC_ALL=C dd of={shlex.quote(sink)} bs=1048576 2>&1"))
 
-    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
-                   workdir: Path) -> Invocation:
+    def invocation(
+        self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path
+    ) -> Invocation:
         argv = [ssh, *ssh_options, "-v", host, self.remote_command(direction, files)]
         if direction == "down":
             return Invocation(argv=argv, stdin="/dev/null", stdout=files.local_sink)

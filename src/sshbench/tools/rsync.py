@@ -19,8 +19,9 @@ class RsyncTool(TransferTool):
     package = "rsync"
     needs_file_sink = True
 
-    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
-                   workdir: Path) -> Invocation:
+    def invocation(
+        self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path
+    ) -> Invocation:
         remote_shell = shlex.join([ssh, *ssh_options, "-v"])
         base = ["rsync", "--whole-file", "--no-compress", "-e", remote_shell]
         if direction == "down":

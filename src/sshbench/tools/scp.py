@@ -15,8 +15,9 @@ class ScpTool(TransferTool):
     program = "scp"
     protocol_flags: ClassVar[list[str]] = []
 
-    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
-                   workdir: Path) -> Invocation:
+    def invocation(
+        self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path
+    ) -> Invocation:
         base = ["scp", *self.protocol_flags, "-q", *ssh_options, "-v"]
         if direction == "down":
             assert files.remote_source is not None

@@ -16,8 +16,9 @@ class SftpTool(TransferTool):
     name = "sftp"
     program = "sftp"
 
-    def invocation(self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles,
-                   workdir: Path) -> Invocation:
+    def invocation(
+        self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path
+    ) -> Invocation:
         batch = workdir / f"sftp-batch-{direction}"
         if direction == "down":
             assert files.remote_source is not None

@@ -23,8 +23,11 @@ CLIENT = ClientAlgorithms(
     default_macs=["umac-64-etm@openssh.com", "hmac-sha1"],
     default_kex=["sntrup761x25519-sha512@openssh.com", "curve25519-sha256"],
 )
-SERVER = ServerAlgorithms(ciphers=["aes128-ctr", "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"],
-                          macs=["hmac-sha1", "umac-64-etm@openssh.com"], kex=["curve25519-sha256"])
+SERVER = ServerAlgorithms(
+    ciphers=["aes128-ctr", "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"],
+    macs=["hmac-sha1", "umac-64-etm@openssh.com"],
+    kex=["curve25519-sha256"],
+)
 
 
 def test_all_glob_default_and_names_keep_client_order():
@@ -52,7 +55,8 @@ def test_refused_by_server():
 def test_would_negotiate_and_pseudo_kex():
     assert would_negotiate(CLIENT.default_kex, SERVER.kex) == "curve25519-sha256"
     assert strip_kex_pseudo(["curve25519-sha256", "ext-info-c", "kex-strict-s-v00@openssh.com"]) == [
-        "curve25519-sha256"]
+        "curve25519-sha256"
+    ]
     assert parse_ssh_G("user root\nciphers a,b\nciphers c\n") == {"user": "root", "ciphers": "a,b"}
 
 

@@ -12,12 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import sshbench_argv
 
+from conftest import sshbench_argv
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.results import RunResult
 from sshbench.recommend import config as recommend
+from sshbench.results import RunResult
 from sshbench.security.verdicts import Level, algorithm_verdict
 from sshbench.store import read_document, result_from_document
 from sshbench.targets.private_openssh import PrivateOpenSSH, find_sshd
@@ -27,19 +27,26 @@ POLICY_KIND = {"Ciphers": "cipher", "MACs": "mac", "KexAlgorithms": "kex"}
 
 
 def _cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(sshbench_argv(*args), capture_output=True, text=True, timeout=timeout, env=env,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        sshbench_argv(*args), capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
+    )
 
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One real run (3 ciphers, 2 MiB, 2 runs) stored in a private database and written as JSON."""
     base = tmp_path_factory.mktemp("recommend")
-    env = {**os.environ, "SSHBENCH_RUNTIME_DIR": str(base / "runtime"), "SSHBENCH_DB": str(base / "results.db"),
-           "XDG_CACHE_HOME": str(base / "cache"), "XDG_DATA_HOME": str(base / "data")}
+    env = {
+        **os.environ,
+        "SSHBENCH_RUNTIME_DIR": str(base / "runtime"),
+        "SSHBENCH_DB": str(base / "results.db"),
+        "XDG_CACHE_HOME": str(base / "cache"),
+        "XDG_DATA_HOME": str(base / "data"),
+    }
     json_path = base / "run.json"
-    done = _cli(env, "run", "--ciphers", CIPHERS, "--size", "2M", "--runs", "2", "--no-baselines",
-                "--json", str(json_path))
+    done = _cli(
+        env, "run", "--ciphers", CIPHERS, "--size", "2M", "--runs", "2", "--no-baselines", "--json", str(json_path)
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return {"env": env, "json": json_path, "stdout": done.stdout, "db": str(base / "results.db"), "base": base}
 
@@ -99,8 +106,13 @@ def test_recommended_client_config_connects_and_respects_policy(measured, policy
         target.start(cleanup)
         options = target.client_options()
         options[options.index("-F") + 1] = str(config)
-        ok = subprocess.run(["ssh", *options, "-v", *target.destination(), "true"], capture_output=True,
-                            text=True, timeout=30, stdin=subprocess.DEVNULL)
+        ok = subprocess.run(
+            ["ssh", *options, "-v", *target.destination(), "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         cleanup.close()
     assert ok.returncode == 0, ok.stderr[-1500:]
@@ -109,8 +121,9 @@ def test_recommended_client_config_connects_and_respects_policy(measured, policy
 
 
 def test_recommended_server_lines_pass_sshd_t(measured, tmp_path):
-    done = _cli(measured["env"], "recommend", "--from-json", str(measured["json"]), "--policy", "compatible",
-                "--for", "server")
+    done = _cli(
+        measured["env"], "recommend", "--from-json", str(measured["json"]), "--policy", "compatible", "--for", "server"
+    )
     assert done.returncode == 0, done.stderr
     assert "Host " not in done.stdout
     key = tmp_path / "host_key"
@@ -138,8 +151,9 @@ def test_weak_cipher_only_with_a_warning_on_trusted_lan(measured):
     result.environment["client_strict_kex"] = False
     for trial in result.trials:
         if trial.combination.cipher == "aes128-ctr":
-            trial.combination = dataclasses.replace(trial.combination, cipher="chacha20-poly1305@openssh.com",
-                                                    mac="implicit")
+            trial.combination = dataclasses.replace(
+                trial.combination, cipher="chacha20-poly1305@openssh.com", mac="implicit"
+            )
     modern = recommend.build(result, "modern")
     assert "chacha20-poly1305@openssh.com" not in {c.name for c in modern.ciphers}
     lan = recommend.build(result, "trusted-lan")
@@ -190,7 +204,6 @@ def test_unknown_run_and_bad_json(measured, tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
-
 def _synthetic(rates: dict[tuple[str, str, str], float]) -> RunResult:
     """Valid transfers (two each) at the given MiB/s per (cipher, mac, compression)."""
     from sshbench.results import Combination, Trial
@@ -200,10 +213,25 @@ def _synthetic(rates: dict[tuple[str, str, str], float]) -> RunResult:
     trials = []
     for (cipher, mac, compression), rate in rates.items():
         combo = Combination(cipher=cipher, mac=mac, kex="curve25519-sha256", compression=compression)
-        trials += [Trial(combination=combo, kind="transfer", repetition=rep, warmup=False, payload_bytes=2 * MIB,
-                         started_at=0.0, valid=True, data_s=2 / rate) for rep in range(2)]
-    return RunResult(settings=RunSettings(), environment={"client_strict_kex": True, "server_strict_kex": True},
-                     trials=trials, status="complete")
+        trials += [
+            Trial(
+                combination=combo,
+                kind="transfer",
+                repetition=rep,
+                warmup=False,
+                payload_bytes=2 * MIB,
+                started_at=0.0,
+                valid=True,
+                data_s=2 / rate,
+            )
+            for rep in range(2)
+        ]
+    return RunResult(
+        settings=RunSettings(),
+        environment={"client_strict_kex": True, "server_strict_kex": True},
+        trials=trials,
+        status="complete",
+    )
 
 
 def test_compression_from_measured_crossover_only_where_policy_allows():
@@ -230,7 +258,8 @@ def test_verify_against_a_remote_alias_uses_the_users_config_plus_the_lines(meas
             f"    HostName 127.0.0.1\n    Port {t.port}\n    User {t.user}\n"
             f"    IdentityFile {t.dir / 'client_key'}\n    IdentitiesOnly yes\n    IdentityAgent none\n"
             f"    UserKnownHostsFile {t.dir / 'known_hosts'}\n    GlobalKnownHostsFile /dev/null\n"
-            "    StrictHostKeyChecking yes\n    HostKeyAlgorithms ssh-ed25519\n")
+            "    StrictHostKeyChecking yes\n    HostKeyAlgorithms ssh-ed25519\n"
+        )
         result = _load(measured["json"])
         result.settings.host, result.settings.ssh_config = "bench-alias", str(config)
         for target_kind in ("client", "server"):

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DATA, run_cli
 
+from conftest import DATA, run_cli
 from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.units import MIB
@@ -28,8 +28,7 @@ def payload(tmp_path: Path) -> Path:
 
 def test_raw_tcp_moves_exactly_the_payload(payload: Path) -> None:
     size = payload.stat().st_size
-    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size, repetition=0, warmup=False,
-                                      timeout_s=30)
+    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size, repetition=0, warmup=False, timeout_s=30)
     assert trial.valid, trial.invalid_reason
     assert trial.kind == "raw-tcp" and trial.combination == raw_tcp.RAW_TCP
     assert trial.received_bytes_at_sink == size and trial.sent_bytes == size
@@ -40,8 +39,7 @@ def test_raw_tcp_moves_exactly_the_payload(payload: Path) -> None:
 
 def test_raw_tcp_counts_bytes_and_flags_a_short_transfer(payload: Path) -> None:
     size = payload.stat().st_size
-    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size + 1, repetition=0, warmup=False,
-                                      timeout_s=30)
+    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size + 1, repetition=0, warmup=False, timeout_s=30)
     assert not trial.valid
     assert trial.invalid_reason == f"sink received {size} of {size + 1} bytes"
 
@@ -70,15 +68,18 @@ def test_raw_tcp_sink_stops_by_itself_when_its_parent_goes() -> None:
 
 def test_raw_tcp_sender_failure_is_an_invalid_trial_not_a_hang(tmp_path: Path) -> None:
     start = time.monotonic()
-    trial = raw_tcp.run_raw_tcp_trial(payload=tmp_path / "missing", payload_bytes=MIB, repetition=0,
-                                      warmup=False, timeout_s=30)
+    trial = raw_tcp.run_raw_tcp_trial(
+        payload=tmp_path / "missing", payload_bytes=MIB, repetition=0, warmup=False, timeout_s=30
+    )
     assert time.monotonic() - start < 5
     assert not trial.valid and "raw TCP sender" in (trial.invalid_reason or "")
 
 
 def test_raw_tcp_interrupt_before_connecting_does_not_wait_for_the_sink(
-        payload: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    payload: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Ctrl-C/SIGTERM raise in the sending thread; the sink, still in accept(), must not hold the exit."""
+
     def interrupted(*_args, **_kwargs):
         raise KeyboardInterrupt
 
@@ -95,8 +96,16 @@ def test_raw_tcp_is_summarised_like_a_combination() -> None:
 
     trials = []
     for rep, seconds in enumerate((0.010, 0.020, 0.030)):
-        t = Trial(combination=raw_tcp.RAW_TCP, kind="raw-tcp", repetition=rep, warmup=False,
-                  payload_bytes=10 * MIB, started_at=0.0, valid=True, data_s=seconds)
+        t = Trial(
+            combination=raw_tcp.RAW_TCP,
+            kind="raw-tcp",
+            repetition=rep,
+            warmup=False,
+            payload_bytes=10 * MIB,
+            started_at=0.0,
+            valid=True,
+            data_s=seconds,
+        )
         trials.append(t)
     summary = raw_tcp_summary(trials)
     assert summary is not None and summary.valid_trials == 3
@@ -209,8 +218,21 @@ def test_disk_baseline_on_memory_is_a_note(tmp_path: Path) -> None:
 
 def test_run_reports_baselines_and_verdicts(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--macs", "hmac-sha2-256-etm@openssh.com", "--size", "4M",
-                   "--runs", "2", "--warmup", "1", "--json", str(out))
+    done = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-ctr",
+        "--macs",
+        "hmac-sha2-256-etm@openssh.com",
+        "--size",
+        "4M",
+        "--runs",
+        "2",
+        "--warmup",
+        "1",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     raw = [t for t in doc["trials"] if t["kind"] == "raw-tcp"]
@@ -222,7 +244,7 @@ def test_run_reports_baselines_and_verdicts(tmp_path: Path) -> None:
     assert all(e["mib_s"] > 0 for e in baselines["crypto"].values())
     assert baselines["disk"] is not None
     (summary,) = doc["summaries"]
-    assert 0 < summary["vs_raw_tcp"] and 0 < summary["vs_crypto_ceiling"] < 1.5
+    assert summary["vs_raw_tcp"] > 0 and 0 < summary["vs_crypto_ceiling"] < 1.5
     assert summary["bound_by"] in bottleneck.VERDICTS and summary["bound_by_evidence"]
     assert "median_mib_s" in summary and "relative_to_fastest" in summary  # existing keys kept
     assert "x raw TCP" in done.stdout and "bound by" in done.stdout and "Baselines" in done.stdout
@@ -231,8 +253,20 @@ def test_run_reports_baselines_and_verdicts(tmp_path: Path) -> None:
 
 def test_no_baselines_runs_no_control(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1", "--warmup", "0",
-                   "--no-baselines", "--json", str(out))
+    done = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     assert not [t for t in doc["trials"] if t["kind"] == "raw-tcp"]
@@ -240,14 +274,28 @@ def test_no_baselines_runs_no_control(tmp_path: Path) -> None:
     assert doc["summaries"][0]["vs_raw_tcp"] is None
 
 
-def test_disk_sink_write_speed_is_measured_when_a_disk_sink_is_used(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_disk_sink_write_speed_is_measured_when_a_disk_sink_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     disk_dir = tmp_path / "disk"
     disk_dir.mkdir()
     monkeypatch.setenv("SSHBENCH_DISK_DIR", str(disk_dir))
     out = tmp_path / "run.json"
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1", "--warmup", "0",
-                   "--sink", "disk", "--json", str(out))
+    done = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--sink",
+        "disk",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(out.read_text())["baselines"]["disk"]
     assert found["write_mib_s"] > 0 and found["sink_dir"] == str(disk_dir)

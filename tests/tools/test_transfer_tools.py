@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, sshbench_temp_dirs
 
+from conftest import run_cli, sshbench_temp_dirs
 from sshbench.cleanup import Cleanup
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
@@ -36,7 +36,8 @@ def test_every_tool_both_directions_to_tmpfs_verified(tmp_path):
     doc, _ = _doc(tmp_path, "--tool", "pipe,scp,scp-legacy,sftp,rsync", "--direction", "both", "--sink", "tmpfs")
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
     assert {(t["tool"], t["direction"]) for t in transfers} == {
-        (tool, d) for tool in ("pipe", "scp", "scp-legacy", "sftp", "rsync") for d in ("up", "down")}
+        (tool, d) for tool in ("pipe", "scp", "scp-legacy", "sftp", "rsync") for d in ("up", "down")
+    }
     for t in transfers:
         assert t["valid"], (t["tool"], t["direction"], t["invalid_reason"])
         assert t["verified"] is True, (t["tool"], t["direction"])
@@ -87,8 +88,24 @@ def test_users_file_is_sent_and_never_modified(tmp_path):
     user_file.write_bytes(os.urandom(3 * MIB + 5))
     digest, mtime = hashlib.sha256(user_file.read_bytes()).hexdigest(), user_file.stat().st_mtime_ns
     out = tmp_path / "r.json"
-    done = run_cli("run", "--file", str(user_file), "--runs", "2", "--warmup", "0", "--no-baselines",
-                   "--ciphers", "aes128-ctr", "--sink", "tmpfs", "--direction", "both", "--json", str(out))
+    done = run_cli(
+        "run",
+        "--file",
+        str(user_file),
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "--ciphers",
+        "aes128-ctr",
+        "--sink",
+        "tmpfs",
+        "--direction",
+        "both",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
@@ -105,8 +122,9 @@ class _CorruptingPipe(PipeTool):
     def remote_command(self, direction="up", files=None):
         command = super().remote_command(direction, files)
         sink = files.remote_sink
-        return command.replace("2>&1; rc=$?", f"2>&1; rc=$?; printf X | dd of={sink} bs=1 seek=100 "
-                                              "conv=notrunc 2>/dev/null")
+        return command.replace(
+            "2>&1; rc=$?", f"2>&1; rc=$?; printf X | dd of={sink} bs=1 seek=100 conv=notrunc 2>/dev/null"
+        )
 
 
 def test_corruption_is_caught_by_verify(tmp_path):
@@ -121,9 +139,20 @@ def test_corruption_is_caught_by_verify(tmp_path):
         settings = RunSettings(sink="tmpfs", size=2 * MIB)
         paths = TrialPaths(target, cleanup, cleanup.make_temp_dir(prefer_shm=True), [combo], settings)
         files = paths.for_trial(combo, "transfer", 2 * MIB)
-        trial = run_trial(ssh="ssh", target=target, tool=_CorruptingPipe(), combo=combo, kind="transfer",
-                          repetition=0, warmup=False, payload=Path(files.local_source), payload_bytes=2 * MIB,
-                          workdir=tmp_path, timeout_s=60, files=files)
+        trial = run_trial(
+            ssh="ssh",
+            target=target,
+            tool=_CorruptingPipe(),
+            combo=combo,
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload=Path(files.local_source),
+            payload_bytes=2 * MIB,
+            workdir=tmp_path,
+            timeout_s=60,
+            files=files,
+        )
         assert trial.valid, trial.invalid_reason  # the size and the negotiation are fine
         paths.check_received(trial, files)
         assert not trial.valid and trial.verified is False
@@ -133,13 +162,16 @@ def test_corruption_is_caught_by_verify(tmp_path):
         cleanup.close()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (("--tool", "ftp"), "unknown transfer tool 'ftp'"),
-    (("--sink", "tape"), "unknown sink 'tape'"),
-    (("--payload", "lorem"), "unknown payload 'lorem'"),
-    (("--file", "/nonexistent/file"), "not a readable file"),
-    (("--direction", "sideways"), "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("--tool", "ftp"), "unknown transfer tool 'ftp'"),
+        (("--sink", "tape"), "unknown sink 'tape'"),
+        (("--payload", "lorem"), "unknown payload 'lorem'"),
+        (("--file", "/nonexistent/file"), "not a readable file"),
+        (("--direction", "sideways"), "invalid choice"),
+    ],
+)
 def test_bad_transfer_options(args, needle):
     done = run_cli("run", "--size", "1M", *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -155,13 +187,28 @@ def test_download_from_a_remote_host_copies_the_source_and_cleans_up(tmp_path):
         target.start(cleanup)
         d = target.dir
         config = tmp_path / "ssh_config"
-        config.write_text(f"Host benchhost\n  HostName 127.0.0.1\n  Port {target.port}\n  User {target.user}\n"
-                          f"  IdentityFile {d}/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
-                          "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n")
+        config.write_text(
+            f"Host benchhost\n  HostName 127.0.0.1\n  Port {target.port}\n  User {target.user}\n"
+            f"  IdentityFile {d}/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
+            "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n"
+        )
         shm_before = {p for p in os.listdir("/dev/shm") if p.startswith("sshbench-")}
         out = tmp_path / "r.json"
-        done = run_cli("run", "benchhost", "--ssh-config", str(config), *SMALL, "--tool", "pipe,sftp",
-                       "--direction", "down", "--sink", "tmpfs", "--json", str(out))
+        done = run_cli(
+            "run",
+            "benchhost",
+            "--ssh-config",
+            str(config),
+            *SMALL,
+            "--tool",
+            "pipe,sftp",
+            "--direction",
+            "down",
+            "--sink",
+            "tmpfs",
+            "--json",
+            str(out),
+        )
         assert done.returncode == 0, done.stderr
         transfers = [t for t in json.loads(out.read_text())["trials"] if t["kind"] == "transfer"]
         assert transfers and all(t["valid"] and t["verified"] for t in transfers)
@@ -183,11 +230,24 @@ def test_a_full_sink_invalidates_the_trial_and_names_the_sink(tmp_path, tool_nam
         target.start(cleanup)
         payload = tmp_path / "payload"
         payload.write_bytes(os.urandom(2 * MIB))
-        files = TrialFiles(local_source=str(payload), remote_source=None, remote_sink="/dev/full", local_sink="/dev/null")
+        files = TrialFiles(
+            local_source=str(payload), remote_source=None, remote_sink="/dev/full", local_sink="/dev/null"
+        )
         combo = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256", tool=tool_name, sink="disk")
-        trial = run_trial(ssh="ssh", target=target, tool=get_tool(tool_name), combo=combo, kind="transfer",
-                          repetition=0, warmup=False, payload=payload, payload_bytes=2 * MIB, workdir=tmp_path,
-                          timeout_s=60, files=files)
+        trial = run_trial(
+            ssh="ssh",
+            target=target,
+            tool=get_tool(tool_name),
+            combo=combo,
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload=payload,
+            payload_bytes=2 * MIB,
+            workdir=tmp_path,
+            timeout_s=60,
+            files=files,
+        )
         assert not trial.valid
         assert "/dev/full" in trial.invalid_reason  # the message names the sink
         if tool_name == "pipe":  # (SFTP-based scp only says "failed to upload": the protocol has no ENOSPC)
@@ -199,8 +259,24 @@ def test_a_full_sink_invalidates_the_trial_and_names_the_sink(tmp_path, tool_nam
 
 def test_seed_preset_fills_in_what_the_user_left_out(tmp_path):
     out = tmp_path / "r.json"
-    done = run_cli("run", "--preset", "seed000", "--ciphers", "aes128-ctr", "--size", "2M", "--runs", "1",
-                   "--warmup", "0", "--no-baselines", "--sink", "null", "--json", str(out))
+    done = run_cli(
+        "run",
+        "--preset",
+        "seed000",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "--sink",
+        "null",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     assert "preset seed000" in done.stderr
     combos = {(s["tool"], s["payload"], s["compression"], s["sink"]) for s in json.loads(out.read_text())["summaries"]}

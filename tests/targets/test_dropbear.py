@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from conftest import (
     communicate_or_dump,
     pid_alive,
@@ -35,15 +36,26 @@ def _skip_reason() -> str | None:
 needs_dropbear = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
 
-
-
-
-
 @needs_dropbear
 def test_dropbear_trials_are_valid_and_labelled(tmp_path):
     out = tmp_path / "run.json"
-    done = run_cli("run", "--server", "dropbear", "--size", "2M", "--runs", "2", "--warmup", "0",
-                   "--no-baselines", "--dropbear-window", "4M", "--json", str(out), timeout=120)
+    done = run_cli(
+        "run",
+        "--server",
+        "dropbear",
+        "--size",
+        "2M",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "--dropbear-window",
+        "4M",
+        "--json",
+        str(out),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
@@ -58,20 +70,33 @@ def test_dropbear_trials_are_valid_and_labelled(tmp_path):
     assert doc["target"]["receive_window"] == 4 * 1024 * 1024 and doc["target"]["receive_window_set"]
     assert "openssh/dropbear" in done.stdout and "-W 4194304" in done.stdout
     # Normal exit: no daemon, no temp dir, the real /etc/passwd untouched.
-    assert not pids_whose_cmdline_has("dropbear", f'127.0.0.1:{doc["target"]["port"]}')
+    assert not pids_whose_cmdline_has("dropbear", f"127.0.0.1:{doc['target']['port']}")
     assert not sshbench_temp_dirs()
     assert "sshbench-" not in Path("/etc/passwd").read_text()
 
 
 @needs_dropbear
 def test_sigterm_stops_dropbear_and_removes_its_dir():
-    proc = start_cli("run", "--server", "dropbear", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200",
-                     "--warmup", "0", "--no-baselines", "-v")
+    proc = start_cli(
+        "run",
+        "--server",
+        "dropbear",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "1M",
+        "--runs",
+        "200",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "-v",
+    )
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         records = list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json"))
         record = json.loads(records[0].read_text())
-        (daemon, _), = record["processes"]
+        ((daemon, _),) = record["processes"]
         assert pid_alive(daemon) and Path(f"/proc/{daemon}/exe").resolve().name == "dropbear"
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = communicate_or_dump(proc)
@@ -102,8 +127,21 @@ def test_dropbear_window_beyond_its_maximum_is_refused():
 
 @needs_dropbear
 def test_kill_9_leaves_dropbear_for_the_next_run_to_stop():
-    proc = start_cli("run", "--server", "dropbear", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200",
-                     "--warmup", "0", "--no-baselines", "-v")
+    proc = start_cli(
+        "run",
+        "--server",
+        "dropbear",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "1M",
+        "--runs",
+        "200",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "-v",
+    )
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         record = json.loads(next(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json")).read_text())
@@ -111,7 +149,7 @@ def test_kill_9_leaves_dropbear_for_the_next_run_to_stop():
         proc.wait(timeout=30)
     finally:
         proc.kill()
-    (daemon, _), = record["processes"]
+    ((daemon, _),) = record["processes"]
     assert pid_alive(daemon), "dropbear outlives a kill -9 (it runs in its own session)"
     done = run_cli("run", "--ciphers", "no-such-cipher", "--size", "1M", "--runs", "1", "--no-baselines")
     assert "removed leftovers" in done.stderr, done.stderr

@@ -5,8 +5,8 @@ import json
 import socket
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from sshbench.cleanup import Cleanup
 from sshbench.targets import PrivateOpenSSH
 
@@ -21,9 +21,11 @@ def fake_remote(tmp_path_factory):
         s.bind(("127.0.0.1", 0))
         closed_port = s.getsockname()[1]
     d = target.dir
-    common = (f"  User {target.user}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
-              f"  UserKnownHostsFile {d}/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
-              "  StrictHostKeyChecking yes\n  BatchMode yes\n")
+    common = (
+        f"  User {target.user}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
+        f"  UserKnownHostsFile {d}/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+        "  StrictHostKeyChecking yes\n  BatchMode yes\n"
+    )
     config = tmp_path_factory.mktemp("sshcfg") / "ssh_config"
     config.write_text(
         f"Host benchhost\n  HostName 127.0.0.1\n  Port {target.port}\n  IdentityFile {d}/client_key\n{common}"
@@ -46,8 +48,9 @@ def _one_line_error(done, code, *needles):
 def test_remote_alias_runs_upload_trials_with_its_own_config(fake_remote, tmp_path):
     _, config = fake_remote
     out = tmp_path / "r.json"
-    done = run_cli("run", "benchhost", "--ssh-config", config, "--size", "1M", "--runs", "2", "--warmup", "0",
-                   "--json", str(out))
+    done = run_cli(
+        "run", "benchhost", "--ssh-config", config, "--size", "1M", "--runs", "2", "--warmup", "0", "--json", str(out)
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     # the server's KEXINIT decides the matrix: exactly its three ciphers
@@ -74,8 +77,12 @@ def test_cipher_the_server_refuses(fake_remote):
 
 def test_unreachable_host(fake_remote):
     _, config = fake_remote
-    _one_line_error(run_cli("run", "closed", "--ssh-config", config, "--size", "1M"), 1,
-                    "cannot connect to 127.0.0.1", "Connection refused")
+    _one_line_error(
+        run_cli("run", "closed", "--ssh-config", config, "--size", "1M"),
+        1,
+        "cannot connect to 127.0.0.1",
+        "Connection refused",
+    )
 
 
 def test_authentication_failure(fake_remote):
@@ -83,24 +90,39 @@ def test_authentication_failure(fake_remote):
     _one_line_error(run_cli("run", "badauth", "--ssh-config", config, "--size", "1M"), 1, "authentication failed")
 
 
-@pytest.mark.parametrize("args,code,needle", [
-    (("--ciphers", "rot13"), 2, "unknown cipher 'rot13'"),
-    (("--ciphers", "arcfour"), 2, "removed from OpenSSH in 7.6"),
-    (("--macs", "hmac-nonesuch"), 2, "unknown mac 'hmac-nonesuch'"),
-    (("--kex", "nokex*"), 2, "matches no kex"),
-    (("--size", "lots"), 2, "not a size: 'lots'"),
-    (("--size", "10K"), 2, "too small"),
-    (("--runs", "0"), 2, "--runs must be at least 1"),
-    (("--runs", "x"), 2, "invalid int value"),
-    (("--sshd", "/nonexistent/sshd"), 1, "apt-get install openssh-server"),
-])
+@pytest.mark.parametrize(
+    "args,code,needle",
+    [
+        (("--ciphers", "rot13"), 2, "unknown cipher 'rot13'"),
+        (("--ciphers", "arcfour"), 2, "removed from OpenSSH in 7.6"),
+        (("--macs", "hmac-nonesuch"), 2, "unknown mac 'hmac-nonesuch'"),
+        (("--kex", "nokex*"), 2, "matches no kex"),
+        (("--size", "lots"), 2, "not a size: 'lots'"),
+        (("--size", "10K"), 2, "too small"),
+        (("--runs", "0"), 2, "--runs must be at least 1"),
+        (("--runs", "x"), 2, "invalid int value"),
+        (("--sshd", "/nonexistent/sshd"), 1, "apt-get install openssh-server"),
+    ],
+)
 def test_bad_input_one_clear_line(args, code, needle):
-    _one_line_error(run_cli("run", "--size", "1M", *args) if "--size" not in args else run_cli("run", *args),
-                    code, needle)
+    _one_line_error(
+        run_cli("run", "--size", "1M", *args) if "--size" not in args else run_cli("run", *args), code, needle
+    )
 
 
 def test_unwritable_json_path_keeps_the_table():
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--warmup", "0",
-                   "--json", "/nonexistent-dir/r.json")
+    done = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "1M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "/nonexistent-dir/r.json",
+    )
     _one_line_error(done, 1, "cannot write /nonexistent-dir/r.json")
     assert "Throughput" in done.stdout

@@ -20,8 +20,10 @@ from sshbench.settings import RunSettings
 
 websocket = pytest.importorskip("websocket", reason="websocket-client is needed to drive Chromium")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium; "
-                                                         "`make test` installs it when run as root)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (apt-get install chromium; `make test` installs it when run as root)",
+)
 TIMEOUT_S = 30
 
 
@@ -37,17 +39,44 @@ def _result() -> RunResult:
                     combo = Combination(cipher, mac, "curve25519-sha256", compression=compression, link=link)
                     for rep, jitter in enumerate((0.95, 1.0, 1.05)):
                         mib_s = rate * scale * jitter * (2.5 if compression != "none" and link == "lan100m" else 1)
-                        trials.append(Trial(
-                            combination=combo, kind="transfer", repetition=rep, warmup=False, payload_bytes=8 << 20,
-                            started_at=1.7e9 + len(trials), exit_status=0, valid=True,
-                            negotiated=Negotiated(cipher, mac, "curve25519-sha256", compression),
-                            wall_s=8 / mib_s + 0.3, data_s=8 / mib_s, data_clock="server-reader",
-                            client_cpu_s=0.05 * 900 / rate, server_cpu_s=0.04 * 900 / rate))
-    env = {"hostname": "browser-test", "cpu_model": "Test CPU", "cores": 4, "crypto_flags": {"aes": True},
-           "client_ssh_version": "OpenSSH_9.2p1", "server_ssh_version": "OpenSSH_9.2p1", "target": "loopback",
-           "payload_kind": "random", "payload_size": "8 MiB"}
-    return RunResult(settings=RunSettings(size=8 << 20, runs=3), environment=env, trials=trials, status="complete",
-                     started_at=1.7e9, finished_at=1.7e9 + 60, run_id=7)
+                        trials.append(
+                            Trial(
+                                combination=combo,
+                                kind="transfer",
+                                repetition=rep,
+                                warmup=False,
+                                payload_bytes=8 << 20,
+                                started_at=1.7e9 + len(trials),
+                                exit_status=0,
+                                valid=True,
+                                negotiated=Negotiated(cipher, mac, "curve25519-sha256", compression),
+                                wall_s=8 / mib_s + 0.3,
+                                data_s=8 / mib_s,
+                                data_clock="server-reader",
+                                client_cpu_s=0.05 * 900 / rate,
+                                server_cpu_s=0.04 * 900 / rate,
+                            )
+                        )
+    env = {
+        "hostname": "browser-test",
+        "cpu_model": "Test CPU",
+        "cores": 4,
+        "crypto_flags": {"aes": True},
+        "client_ssh_version": "OpenSSH_9.2p1",
+        "server_ssh_version": "OpenSSH_9.2p1",
+        "target": "loopback",
+        "payload_kind": "random",
+        "payload_size": "8 MiB",
+    }
+    return RunResult(
+        settings=RunSettings(size=8 << 20, runs=3),
+        environment=env,
+        trials=trials,
+        status="complete",
+        started_at=1.7e9,
+        finished_at=1.7e9 + 60,
+        run_id=7,
+    )
 
 
 class DevTools:
@@ -89,9 +118,22 @@ class DevTools:
 
 def _start_chromium(profile: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0",
-         "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--remote-debugging-port=0",
+            "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     from conftest import wait_for_line
 
     line = wait_for_line(proc.stderr, "DevTools listening on", timeout=TIMEOUT_S)
@@ -125,16 +167,24 @@ def test_html_report_renders_in_chromium(tmp_path):
         session = tools.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             tools.call(f"{domain}.enable", session=session)
-        tools.call("Emulation.setDeviceMetricsOverride",
-                   {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        tools.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         tools.call("Page.navigate", {"url": report.as_uri()}, session=session)
         tools.wait_event("Page.loadEventFired")
-        found = json.loads(tools.call("Runtime.evaluate", {"expression": CHECKS, "returnByValue": True},
-                                      session=session)["result"]["value"])
+        found = json.loads(
+            tools.call("Runtime.evaluate", {"expression": CHECKS, "returnByValue": True}, session=session)["result"][
+                "value"
+            ]
+        )
         # Whole page in one screenshot: the viewport as tall as the document.
-        tools.call("Emulation.setDeviceMetricsOverride",
-                   {"width": 1280, "height": int(found["height"]), "deviceScaleFactor": 1, "mobile": False},
-                   session=session)
+        tools.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1280, "height": int(found["height"]), "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         shot = tools.call("Page.captureScreenshot", {"format": "png"}, session=session)
         screenshot = tmp_path / "report-screenshot.png"
         screenshot.write_bytes(base64.b64decode(shot["data"]))
@@ -157,9 +207,12 @@ def test_html_report_renders_in_chromium(tmp_path):
     for chart in found["charts"]:
         assert chart["complete"] and chart["natural"] > 100, chart  # the SVG decoded
         assert chart["w"] > 300 and chart["h"] > 150, chart  # and is laid out at a readable size
-    errors = [e for e in tools.events
-              if (e.get("method") == "Runtime.exceptionThrown")
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error")
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
+    errors = [
+        e
+        for e in tools.events
+        if (e.get("method") == "Runtime.exceptionThrown")
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error")
+        or (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")
+    ]
     assert not errors, errors
     assert screenshot.stat().st_size > 10_000

@@ -10,8 +10,8 @@ import signal
 import subprocess
 
 import pytest
-from conftest import run_cli, start_cli, wait_for_line, wait_until
 
+from conftest import run_cli, start_cli, wait_for_line, wait_until
 from sshbench.baselines.raw_tcp import run_raw_tcp_trial
 from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
@@ -20,8 +20,10 @@ from sshbench.links import LINKS, namespaces, parse_links, profile_named, shapin
 from sshbench.links import path as linkpath
 from sshbench.units import MIB
 
-NEEDS_NETNS = pytest.mark.skipif(namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
-                                 reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}")
+NEEDS_NETNS = pytest.mark.skipif(
+    namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
+    reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}",
+)
 FAST_KEX = ["--kex", "curve25519-sha256", "--ciphers", "aes128-gcm@openssh.com"]
 
 
@@ -30,12 +32,14 @@ def namespaces_of(pid: int) -> list[str]:
 
 
 def host_has_our_veths() -> bool:
-    out = subprocess.run([namespaces._find_tool("ip") or "ip", "-o", "link", "show"], capture_output=True, text=True,
-                         timeout=10).stdout
+    out = subprocess.run(
+        [namespaces._find_tool("ip") or "ip", "-o", "link", "show"], capture_output=True, text=True, timeout=10
+    ).stdout
     return any(f" {dev}@" in out or f" {dev}:" in out for dev in (linkpath.CLIENT_IF, linkpath.SERVER_IF))
 
 
 # --- parsing (no privileges needed) ----------------------------------------------------------------
+
 
 def test_profiles_document_their_numbers():
     for profile in LINKS.values():
@@ -56,14 +60,17 @@ def test_custom_profiles_group_key_value_tokens():
     assert profile_named(custom.name) == custom
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("nope", "unknown link 'nope'"),
-    ("rate=fast", "malformed rate 'fast'"),
-    ("rate=10mbps", "malformed rate '10mbps'"),
-    ("rate=10mbit,delay=3", "malformed delay '3'"),
-    ("rate=10mbit,speed=1", "unknown link setting 'speed'"),
-    ("rate=10mbit,loss=150%", "malformed loss"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nope", "unknown link 'nope'"),
+        ("rate=fast", "malformed rate 'fast'"),
+        ("rate=10mbps", "malformed rate '10mbps'"),
+        ("rate=10mbit,delay=3", "malformed delay '3'"),
+        ("rate=10mbit,speed=1", "unknown link setting 'speed'"),
+        ("rate=10mbit,loss=150%", "malformed loss"),
+    ],
+)
 def test_bad_link_specs_are_one_clear_line(spec: str, message: str):
     with pytest.raises(UsageError, match=message):
         parse_links(spec)
@@ -81,8 +88,13 @@ def test_without_cap_net_admin_a_link_fails_with_one_line():
     setpriv = namespaces._find_tool("setpriv")
     if setpriv is None:
         pytest.skip("setpriv (util-linux) not installed: cannot drop capabilities")
-    done = subprocess.run([setpriv, "--bounding-set", "-net_admin,-sys_admin", *_cli("run", "--link", "lan1g")],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [setpriv, "--bounding-set", "-net_admin,-sys_admin", *_cli("run", "--link", "lan1g")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2, done.stderr
     assert "needs CAP_NET_ADMIN" in done.stderr and "Traceback" not in done.stderr
 
@@ -94,6 +106,7 @@ def _cli(*args: str) -> list[str]:
 
 
 # --- real namespaces and tc ----------------------------------------------------------------------
+
 
 @NEEDS_NETNS
 def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
@@ -110,10 +123,19 @@ def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
         for profile in profiles:
             path.switch(profile.name)
             end = path.endpoint(profile.name, 22, "raw")
-            trial = run_raw_tcp_trial(payload=payload, payload_bytes=6 * MIB, repetition=0, warmup=False,
-                                      timeout_s=30, path={"sink": (linkpath.SERVER_ADDR, linkpath.RAW_TCP_PORT),
-                                                          "sink_netns": path.server_ns, "connect": (end.host, end.port),
-                                                          "sender_netns": path.client_ns})
+            trial = run_raw_tcp_trial(
+                payload=payload,
+                payload_bytes=6 * MIB,
+                repetition=0,
+                warmup=False,
+                timeout_s=30,
+                path={
+                    "sink": (linkpath.SERVER_ADDR, linkpath.RAW_TCP_PORT),
+                    "sink_netns": path.server_ns,
+                    "connect": (end.host, end.port),
+                    "sender_netns": path.client_ns,
+                },
+            )
             assert trial.valid, trial.invalid_reason
             mbit = trial.payload_bytes * 8 / trial.data_s / 1e6
             # tbf alone: within 10% (TCP/IP headers take ~4%). Through the userspace relay the receiver's
@@ -154,8 +176,25 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     JSON carries the link's achieved rate and RTT), slower on loopback; nothing is left afterwards.
     Two runs: loopback needs a bigger payload to time (~800 MiB/s) than 24 Mbit/s can move quickly."""
     out = tmp_path / "wan.json"
-    done = run_cli("run", *FAST_KEX, "--link", "wan24m", "--compression", "both", "--payload", "text",
-                   "--size", "4M", "--runs", "1", "--warmup", "0", "--json", str(out), timeout=120)
+    done = run_cli(
+        "run",
+        *FAST_KEX,
+        "--link",
+        "wan24m",
+        "--compression",
+        "both",
+        "--payload",
+        "text",
+        "--size",
+        "4M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        str(out),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr + done.stdout[-3000:]
     doc = json.loads(out.read_text())
     rates = {s["compression"]: s["median_mib_s"] for s in doc["summaries"]}
@@ -168,8 +207,25 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     assert not [n for n in namespaces.own_namespaces() if not _owner_alive(n)] and not host_has_our_veths()
 
     out = tmp_path / "loopback.json"
-    done = run_cli("run", *FAST_KEX, "--link", "loopback", "--compression", "both", "--payload", "text",
-                   "--size", "32M", "--runs", "1", "--warmup", "0", "--json", str(out), timeout=120)
+    done = run_cli(
+        "run",
+        *FAST_KEX,
+        "--link",
+        "loopback",
+        "--compression",
+        "both",
+        "--payload",
+        "text",
+        "--size",
+        "32M",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        str(out),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr + done.stdout[-3000:]
     rates = {s["compression"]: s["median_mib_s"] for s in json.loads(out.read_text())["summaries"]}
     assert rates["zlib@openssh.com"] < rates["none"], rates
@@ -212,6 +268,7 @@ def test_kill_9_leftovers_are_removed_by_the_next_run():
 
 # --- sshbench crossover -----------------------------------------------------------------------------
 
+
 def test_crossover_interpolates_inside_the_bracket():
     from sshbench.report.link_table import CrossoverPoint, crossover_rate
 
@@ -231,8 +288,26 @@ def test_crossover_bad_input_is_one_line():
 @NEEDS_NETNS
 def test_crossover_finds_compression_winning_at_the_low_rate(tmp_path):
     out = tmp_path / "cross.json"
-    done = run_cli("crossover", "--kex", "curve25519-sha256", "--low", "20mbit", "--high", "300mbit", "--points",
-                   "2", "--steps", "0", "--runs", "1", "--seconds", "0.3", "--json", str(out), timeout=180)
+    done = run_cli(
+        "crossover",
+        "--kex",
+        "curve25519-sha256",
+        "--low",
+        "20mbit",
+        "--high",
+        "300mbit",
+        "--points",
+        "2",
+        "--steps",
+        "0",
+        "--runs",
+        "1",
+        "--seconds",
+        "0.3",
+        "--json",
+        str(out),
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(out.read_text())
     low = doc["points"][0]

@@ -33,10 +33,14 @@ def test_crypto_when_within_twenty_percent_of_the_ceiling() -> None:
 
 
 def test_client_or_server_cpu_when_near_one_core() -> None:
-    assert word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.97,
-                server_cpu_cores=0.5) == "client-cpu"
-    assert word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.5,
-                server_cpu_cores=0.93) == "server-cpu"
+    assert (
+        word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.97, server_cpu_cores=0.5)
+        == "client-cpu"
+    )
+    assert (
+        word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.5, server_cpu_cores=0.93)
+        == "server-cpu"
+    )
     # Both busy: the busier one.
     assert word(mib_s=400, client_cpu_cores=0.92, server_cpu_cores=0.99) == "server-cpu"
     # The threshold itself counts as busy; just under it does not.
@@ -64,8 +68,11 @@ def test_order_network_before_crypto_before_cpu() -> None:
 
 
 def test_ssh_overhead_evidence_names_the_fractions() -> None:
-    found = verdict(Measurements(mib_s=400, raw_tcp_mib_s=2000, crypto_ceiling_mib_s=4000,
-                                 client_cpu_cores=0.3, server_cpu_cores=0.8))
+    found = verdict(
+        Measurements(
+            mib_s=400, raw_tcp_mib_s=2000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.3, server_cpu_cores=0.8
+        )
+    )
     assert found is not None and found.bound_by == "ssh-overhead"
     assert "20% of raw TCP" in found.evidence and "10% of the crypto ceiling" in found.evidence
     assert "server CPU 0.80 core" in found.evidence
@@ -80,8 +87,11 @@ def test_every_verdict_has_one_sentence(name: str) -> None:
 def test_crypto_by_cpu_share_on_a_busy_machine() -> None:
     """3des at 20.7 MiB/s, ceiling 33 MiB/s per core, each side on 0.68 of a core (the rest taken by
     other load): the cipher needs 92% of the client's CPU time per byte, so crypto, not overhead."""
-    found = verdict(Measurements(mib_s=20.7, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=33.0,
-                                 client_cpu_cores=0.68, server_cpu_cores=0.67))
+    found = verdict(
+        Measurements(
+            mib_s=20.7, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=33.0, client_cpu_cores=0.68, server_cpu_cores=0.67
+        )
+    )
     assert found is not None and found.bound_by == "crypto"
     assert "94%" in found.evidence and "sshd session" in found.evidence  # the larger share: 0.67 core
     share = bottleneck.crypto_cpu_share(Measurements(mib_s=20.7, crypto_ceiling_mib_s=33.0, client_cpu_cores=0.68))

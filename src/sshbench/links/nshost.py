@@ -67,6 +67,7 @@ class NsHostError(RuntimeError):
 
 # --- small helpers ---------------------------------------------------------------------------------
 
+
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found:
@@ -79,8 +80,9 @@ def _tool(name: str) -> str:
 
 def _run(argv: list[str], check: bool = True, timeout: float = CMD_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     try:
-        done = subprocess.run([_tool(argv[0]), *argv[1:]], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [_tool(argv[0]), *argv[1:]], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
         raise NsHostError(f"{' '.join(argv)} did not finish within {timeout:.0f} s") from None
     except FileNotFoundError:
@@ -197,6 +199,7 @@ def parse_rate_mbit(text: str) -> float:
 
 # --- the record that lets a later sweep clean up after kill -9 -----------------------------------------
 
+
 def _record_path(name: str) -> Path:
     return RECORD_DIR / f"{name}.json"
 
@@ -259,6 +262,7 @@ def sweep_stale_hosts() -> list[str]:
 
 
 # --- the host --------------------------------------------------------------------------------------
+
 
 @dataclass
 class NamespaceHost:
@@ -348,7 +352,7 @@ class NamespaceHost:
 
     def _free_subnet(self) -> ipaddress.IPv4Network:
         """The first /30 of SUBNET_POOL that overlaps no address or route of the root namespace."""
-        taken: list[ipaddress.IPv4Network] = []
+        taken: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         addrs = _run(["ip", "-4", "-j", "addr", "show"], check=False).stdout or "[]"
         for link in json.loads(addrs):
             for a in link.get("addr_info", []):
@@ -361,19 +365,26 @@ class NamespaceHost:
                 continue  # a default route does not make an address taken; more specific ones do
             with contextlib.suppress(ValueError):
                 taken.append(ipaddress.ip_network(dst if "/" in dst else f"{dst}/32", strict=False))
-        for subnet in SUBNET_POOL.subnets(new_prefix=30):
+        for subnet in ipaddress.IPv4Network(SUBNET_POOL).subnets(new_prefix=30):
             if not any(subnet.overlaps(t) for t in taken):
                 return subnet
         raise NsHostError(f"no free /30 left in {SUBNET_POOL} (every one overlaps an address or route here)")
 
     def _write_record(self) -> None:
         assert self.dir is not None
-        record = {"name": self.name, "owner_pid": os.getpid(), "owner_start": _start_time(os.getpid()),
-                  "host_if": self.host_if, "temp_dir": str(self.dir), "address": self.address}
+        record = {
+            "name": self.name,
+            "owner_pid": os.getpid(),
+            "owner_start": _start_time(os.getpid()),
+            "host_if": self.host_if,
+            "temp_dir": str(self.dir),
+            "address": self.address,
+        }
         _record_path(self.name).write_text(json.dumps(record) + "\n")
 
-    def shape(self, rate_mbit: float | None, tc_host: list[str] | None = None,
-              tc_client: list[str] | None = None) -> None:
+    def shape(
+        self, rate_mbit: float | None, tc_host: list[str] | None = None, tc_client: list[str] | None = None
+    ) -> None:
         """(Re)apply shaping on both ends (egress of each: the namespace's end shapes downloads, the
         root end uploads). rate_mbit None and no tc lists: unshaped (the qdisc is removed)."""
         for ns_args, dev, explicit in ((["-n", self.name], HOST_IF, tc_host), ([], self.host_if, tc_client)):
@@ -387,8 +398,21 @@ class NamespaceHost:
     def _make_keys(self) -> None:
         assert self.dir is not None
         for key in ("host_key", "client_key"):
-            _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"sshbench-nshost-{key}",
-                  "-f", str(self.dir / key)], timeout=30)
+            _run(
+                [
+                    "ssh-keygen",
+                    "-q",
+                    "-t",
+                    "ed25519",
+                    "-N",
+                    "",
+                    "-C",
+                    f"sshbench-nshost-{key}",
+                    "-f",
+                    str(self.dir / key),
+                ],
+                timeout=30,
+            )
         shutil.copy(self.dir / "client_key.pub", self.dir / "authorized_keys")
         os.chmod(self.dir / "authorized_keys", 0o600)
         self.identity = self.dir / "client_key"
@@ -440,21 +464,27 @@ class NamespaceHost:
         log_path = self.dir / "sshd.log"
         with open(log_path, "wb") as log:
             # `ip netns exec` execs sshd: the pid is sshd's; its own session keeps terminal signals away
-            self.sshd = subprocess.Popen([_tool("ip"), "netns", "exec", self.name, sshd_path, "-D", "-e",
-                                          "-f", str(config)], stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=_unblock_signals)
+            self.sshd = subprocess.Popen(
+                [_tool("ip"), "netns", "exec", self.name, sshd_path, "-D", "-e", "-f", str(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_unblock_signals,
+            )
         ready = f"Server listening on {self.address} port {self.port}"
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             if ready in log_path.read_text(errors="replace") and self._port_open():
                 return
             if self.sshd.poll() is not None:
-                raise NsHostError(f"sshd in {self.name} exited at start ({self.sshd.returncode}): "
-                                  f"{self.sshd_log_tail()}")
+                raise NsHostError(
+                    f"sshd in {self.name} exited at start ({self.sshd.returncode}): {self.sshd_log_tail()}"
+                )
             if time.monotonic() > deadline:
-                raise NsHostError(f"sshd in {self.name} not listening within {READY_TIMEOUT_S:.0f} s: "
-                                  f"{self.sshd_log_tail()}")
+                raise NsHostError(
+                    f"sshd in {self.name} not listening within {READY_TIMEOUT_S:.0f} s: {self.sshd_log_tail()}"
+                )
             time.sleep(0.02)  # bounded poll of the log and the port
 
     def _port_open(self) -> bool:
@@ -494,7 +524,8 @@ class NamespaceHost:
             f"    BatchMode yes\n"
             f"    ControlMaster no\n"
             f"    ControlPath none\n"
-            f"    ConnectTimeout 10\n")
+            f"    ConnectTimeout 10\n"
+        )
 
     # use ----------------------------------------------------------------------------------------
 
@@ -523,6 +554,14 @@ class NamespaceHost:
         self.sshd = None
 
     def describe(self) -> dict:
-        return {"namespace": self.name, "alias": self.alias, "address": self.address, "port": self.port,
-                "client_address": self.client_addr, "host_if": self.host_if, "user": self.user,
-                "rate_mbit": self.rate_mbit, "ssh_config": str(self.ssh_config) if self.ssh_config else None}
+        return {
+            "namespace": self.name,
+            "alias": self.alias,
+            "address": self.address,
+            "port": self.port,
+            "client_address": self.client_addr,
+            "host_if": self.host_if,
+            "user": self.user,
+            "rate_mbit": self.rate_mbit,
+            "ssh_config": str(self.ssh_config) if self.ssh_config else None,
+        }

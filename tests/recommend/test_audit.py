@@ -4,11 +4,11 @@ and the flags (broken/weak/slow with the measured alternative)."""
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from sshbench.cleanup import Cleanup
-from sshbench.results import Combination, RunResult, Trial
 from sshbench.recommend import audit
+from sshbench.results import Combination, RunResult, Trial
 from sshbench.security import terrapin
 from sshbench.settings import RunSettings
 from sshbench.targets.private_openssh import PrivateOpenSSH
@@ -23,10 +23,24 @@ def _run_with_rates(rates: dict[tuple[str, str], float]) -> RunResult:
     for (cipher, mac), rate in rates.items():
         combo = Combination(cipher=cipher, mac=mac, kex=KEX)
         for rep in range(2):
-            trials.append(Trial(combination=combo, kind="transfer", repetition=rep, warmup=False,
-                                payload_bytes=2 * MIB, started_at=0.0, valid=True, data_s=2 / rate))
-    return RunResult(settings=RunSettings(), environment={"client_strict_kex": True, "server_strict_kex": True},
-                     trials=trials, status="complete")
+            trials.append(
+                Trial(
+                    combination=combo,
+                    kind="transfer",
+                    repetition=rep,
+                    warmup=False,
+                    payload_bytes=2 * MIB,
+                    started_at=0.0,
+                    valid=True,
+                    data_s=2 / rate,
+                )
+            )
+    return RunResult(
+        settings=RunSettings(),
+        environment={"client_strict_kex": True, "server_strict_kex": True},
+        trials=trials,
+        status="complete",
+    )
 
 
 def test_judge_flags_weak_negotiated_and_offered_and_names_measured_alternative():
@@ -37,8 +51,7 @@ def test_judge_flags_weak_negotiated_and_offered_and_names_measured_alternative(
     assert report.negotiated_verdict.label == "weak"
     text = "\n".join(f"{f.severity}: {f.message}" for f in report.findings)
     assert "weak: negotiated aes128-cbc + hmac-sha1" in text
-    assert "slow: negotiated aes128-cbc + hmac-sha1 measured 300 MiB/s; faster and safe: aes128-gcm@openssh.com" \
-        in text
+    assert "slow: negotiated aes128-cbc + hmac-sha1 measured 300 MiB/s; faster and safe: aes128-gcm@openssh.com" in text
     offered = dict(report.offered_verdicts["cipher"])
     assert offered["aes128-gcm@openssh.com"].label == "recommended"
 
@@ -80,7 +93,8 @@ def test_audit_host_through_ssh_config_alias(private_sshd, tmp_path):
         f"    IdentityFile {t.dir / 'client_key'}\n    IdentitiesOnly yes\n    IdentityAgent none\n"
         f"    UserKnownHostsFile {t.dir / 'known_hosts'}\n    GlobalKnownHostsFile /dev/null\n"
         "    StrictHostKeyChecking yes\n    HostKeyAlgorithms ssh-ed25519\n"
-        "    Ciphers aes128-cbc,aes128-gcm@openssh.com\n    MACs hmac-sha1,hmac-sha2-256-etm@openssh.com\n")
+        "    Ciphers aes128-cbc,aes128-gcm@openssh.com\n    MACs hmac-sha1,hmac-sha2-256-etm@openssh.com\n"
+    )
     done = run_cli("audit", "bench-alias", "--ssh-config", str(config), timeout=60)
     assert done.returncode == 0, done.stderr
     out = done.stdout

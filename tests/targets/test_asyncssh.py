@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import (
     communicate_or_dump,
     pid_alive,
@@ -20,7 +21,6 @@ from conftest import (
     wait_for_line,
     wait_until,
 )
-
 from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 from sshbench.sshlog import parse_ssh_log
 
@@ -43,8 +43,23 @@ needs_legacy = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_r
 @needs_legacy
 def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_path):
     out = tmp_path / "run.json"
-    done = run_cli("run", "--server", "asyncssh", "--ciphers", ",".join([*LEGACY, "aes128-ctr"]), "--size", "2M",
-                   "--runs", "2", "--warmup", "0", "--no-baselines", "--json", str(out), timeout=180)
+    done = run_cli(
+        "run",
+        "--server",
+        "asyncssh",
+        "--ciphers",
+        ",".join([*LEGACY, "aes128-ctr"]),
+        "--size",
+        "2M",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "--json",
+        str(out),
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
@@ -75,18 +90,29 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
 
     # Cleanup after a normal exit: no server process, no temp dir.
     assert doc["target"]["port"] > 0
-    assert not pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"]), "an AsyncSSH server outlived the run"
+    assert not pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"]), (
+        "an AsyncSSH server outlived the run"
+    )
     assert not sshbench_temp_dirs()
-
-
-
-
 
 
 @pytest.mark.skipif(ALGS.missing_reason is not None, reason=str(ALGS.missing_reason))
 def test_sigterm_stops_the_asyncssh_server_and_removes_its_dir():
-    proc = start_cli("run", "--server", "asyncssh", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "200",
-                     "--warmup", "0", "--no-baselines", "-v")
+    proc = start_cli(
+        "run",
+        "--server",
+        "asyncssh",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "1M",
+        "--runs",
+        "200",
+        "--warmup",
+        "0",
+        "--no-baselines",
+        "-v",
+    )
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         servers = pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"])
@@ -115,14 +141,24 @@ def test_cryptography_without_legacy_ciphers_marks_them_unavailable(monkeypatch)
     # CRYPTOGRAPHY_OPENSSL_NO_LEGACY: cryptography then runs without OpenSSL's legacy provider, as some
     # builds do; AsyncSSH still lists arcfour, so availability must come from running the primitive.
     monkeypatch.setenv("CRYPTOGRAPHY_OPENSSL_NO_LEGACY", "1")
-    done = run_cli("run", "--server", "asyncssh", "--ciphers", "arcfour", "--size", "1M", "--runs", "1",
-                   "--no-baselines")
+    done = run_cli(
+        "run", "--server", "asyncssh", "--ciphers", "arcfour", "--size", "1M", "--runs", "1", "--no-baselines"
+    )
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert "arcfour" in line and "cryptography cannot run RC4" in line and "Traceback" not in done.stderr
-    probe = subprocess.run([sys.executable, "-c", "from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms as a; "
-                            "u = a().unavailable; print(sorted(u)); print(u['blowfish-cbc'])"],
-                           capture_output=True, text=True, timeout=60, env=os.environ.copy())
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms as a; "
+            "u = a().unavailable; print(sorted(u)); print(u['blowfish-cbc'])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
     assert "'arcfour'" in probe.stdout and "'cast128-cbc'" in probe.stdout
     assert "cryptography cannot run Blowfish" in probe.stdout
 
@@ -131,13 +167,46 @@ def test_client_prints_what_sshlog_reads(tmp_path):
     """The AsyncSSH client's log lines parse like ssh -v's (unit: its argument handling and output format)."""
     from sshbench.tools.asyncssh_client import parse_args
 
-    opts = parse_args(["-F", "/dev/null", "-i", "k", "-o", "Port=2222", "-o", "User=u", "-o", "Ciphers=arcfour",
-                       "-o", "MACs=hmac-sha1", "-o", "KexAlgorithms=curve25519-sha256", "-o", "Compression=no",
-                       "-o", "BatchMode=yes", "-v", "127.0.0.1", "exec", "sh", "-c", "'dd'"])
-    assert (opts.port, opts.user, opts.ciphers, opts.macs, opts.kex, opts.compression) == \
-        (2222, "u", ["arcfour"], ["hmac-sha1"], ["curve25519-sha256"], False)
+    opts = parse_args(
+        [
+            "-F",
+            "/dev/null",
+            "-i",
+            "k",
+            "-o",
+            "Port=2222",
+            "-o",
+            "User=u",
+            "-o",
+            "Ciphers=arcfour",
+            "-o",
+            "MACs=hmac-sha1",
+            "-o",
+            "KexAlgorithms=curve25519-sha256",
+            "-o",
+            "Compression=no",
+            "-o",
+            "BatchMode=yes",
+            "-v",
+            "127.0.0.1",
+            "exec",
+            "sh",
+            "-c",
+            "'dd'",
+        ]
+    )
+    assert (opts.port, opts.user, opts.ciphers, opts.macs, opts.kex, opts.compression) == (
+        2222,
+        "u",
+        ["arcfour"],
+        ["hmac-sha1"],
+        ["curve25519-sha256"],
+        False,
+    )
     assert opts.host == "127.0.0.1" and opts.command == "exec sh -c 'dd'" and opts.verbose == 1
-    log = parse_ssh_log("debug1: kex: algorithm: curve25519-sha256\n"
-                        "debug1: kex: client->server cipher: arcfour MAC: hmac-sha1 compression: none\n"
-                        "Transferred: sent 2100000, received 4000 bytes, in 0.1 seconds\n")
+    log = parse_ssh_log(
+        "debug1: kex: algorithm: curve25519-sha256\n"
+        "debug1: kex: client->server cipher: arcfour MAC: hmac-sha1 compression: none\n"
+        "Transferred: sent 2100000, received 4000 bytes, in 0.1 seconds\n"
+    )
     assert (log.negotiated.cipher, log.negotiated.mac, log.sent_bytes) == ("arcfour", "hmac-sha1", 2100000)

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, ROOT
 
+from conftest import DATA, ROOT
 from sshbench.security import audit_adapter, terrapin
 from sshbench.security.verdicts import (
     FAIL_LEVELS,
@@ -21,44 +21,47 @@ from sshbench.security.verdicts import (
     combination_verdict,
 )
 
-sys.path.insert(0, str(Path(__file__).parent))
-from kexinit_peer import serve_one_kexinit  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent.parent))  # tests/kexinit_peer.py
+from kexinit_peer import serve_one_kexinit
 
 CHACHA = "chacha20-poly1305@openssh.com"
 
 
-@pytest.mark.parametrize(("kind", "name", "expected"), [
-    ("cipher", "3des-cbc", {Level.BROKEN}),
-    ("cipher", "aes128-gcm@openssh.com", {Level.RECOMMENDED}),
-    ("cipher", "aes256-gcm@openssh.com", {Level.RECOMMENDED}),
-    ("mac", "umac-64-etm@openssh.com", {Level.ACCEPTABLE, Level.WEAK, Level.BROKEN}),  # acceptable at most
-    ("mac", "hmac-md5", {Level.WEAK, Level.BROKEN}),  # weak or worse
-    ("cipher", "arcfour", {Level.BROKEN}),
-    ("cipher", "arcfour128", {Level.BROKEN}),
-    ("cipher", "arcfour256", {Level.BROKEN}),
-    ("cipher", "blowfish-cbc", {Level.WEAK}),
-    ("cipher", "cast128-cbc", {Level.WEAK}),
-    ("cipher", "aes128-cbc", {Level.WEAK}),
-    ("cipher", "aes128-ctr", {Level.ACCEPTABLE}),
-    ("cipher", "none", {Level.BROKEN}),
-    ("mac", "hmac-sha2-256-etm@openssh.com", {Level.RECOMMENDED}),
-    ("mac", "hmac-sha2-256", {Level.ACCEPTABLE}),
-    ("mac", "hmac-sha1", {Level.WEAK}),
-    ("mac", "hmac-sha2-256-96", {Level.WEAK}),
-    ("kex", "diffie-hellman-group1-sha1", {Level.BROKEN}),
-    ("kex", "diffie-hellman-group14-sha1", {Level.WEAK}),
-    ("kex", "diffie-hellman-group14-sha256", {Level.ACCEPTABLE}),
-    ("kex", "diffie-hellman-group16-sha512", {Level.ACCEPTABLE}),
-    ("kex", "ecdh-sha2-nistp256", {Level.ACCEPTABLE}),  # ssh-audit's curve opinion, not an attack
-    ("kex", "curve25519-sha256", {Level.RECOMMENDED}),  # its "not post-quantum" warning is not counted
-    ("kex", "sntrup761x25519-sha512", {Level.RECOMMENDED}),
-    ("kex", "mlkem768x25519-sha256", {Level.RECOMMENDED}),
-    ("kex", "sntrup4591761x25519-sha512@tinyssh.org", {Level.WEAK}),
-    ("compression", "none", {Level.RECOMMENDED}),
-    ("compression", "zlib@openssh.com", {Level.WEAK}),
-    ("compression", "zlib", {Level.BROKEN}),
-    ("mac", "no-such-mac@example.com", {Level.WEAK}),  # unknown to ssh-audit: not rated, never recommended
-])
+@pytest.mark.parametrize(
+    ("kind", "name", "expected"),
+    [
+        ("cipher", "3des-cbc", {Level.BROKEN}),
+        ("cipher", "aes128-gcm@openssh.com", {Level.RECOMMENDED}),
+        ("cipher", "aes256-gcm@openssh.com", {Level.RECOMMENDED}),
+        ("mac", "umac-64-etm@openssh.com", {Level.ACCEPTABLE, Level.WEAK, Level.BROKEN}),  # acceptable at most
+        ("mac", "hmac-md5", {Level.WEAK, Level.BROKEN}),  # weak or worse
+        ("cipher", "arcfour", {Level.BROKEN}),
+        ("cipher", "arcfour128", {Level.BROKEN}),
+        ("cipher", "arcfour256", {Level.BROKEN}),
+        ("cipher", "blowfish-cbc", {Level.WEAK}),
+        ("cipher", "cast128-cbc", {Level.WEAK}),
+        ("cipher", "aes128-cbc", {Level.WEAK}),
+        ("cipher", "aes128-ctr", {Level.ACCEPTABLE}),
+        ("cipher", "none", {Level.BROKEN}),
+        ("mac", "hmac-sha2-256-etm@openssh.com", {Level.RECOMMENDED}),
+        ("mac", "hmac-sha2-256", {Level.ACCEPTABLE}),
+        ("mac", "hmac-sha1", {Level.WEAK}),
+        ("mac", "hmac-sha2-256-96", {Level.WEAK}),
+        ("kex", "diffie-hellman-group1-sha1", {Level.BROKEN}),
+        ("kex", "diffie-hellman-group14-sha1", {Level.WEAK}),
+        ("kex", "diffie-hellman-group14-sha256", {Level.ACCEPTABLE}),
+        ("kex", "diffie-hellman-group16-sha512", {Level.ACCEPTABLE}),
+        ("kex", "ecdh-sha2-nistp256", {Level.ACCEPTABLE}),  # ssh-audit's curve opinion, not an attack
+        ("kex", "curve25519-sha256", {Level.RECOMMENDED}),  # its "not post-quantum" warning is not counted
+        ("kex", "sntrup761x25519-sha512", {Level.RECOMMENDED}),
+        ("kex", "mlkem768x25519-sha256", {Level.RECOMMENDED}),
+        ("kex", "sntrup4591761x25519-sha512@tinyssh.org", {Level.WEAK}),
+        ("compression", "none", {Level.RECOMMENDED}),
+        ("compression", "zlib@openssh.com", {Level.WEAK}),
+        ("compression", "zlib", {Level.BROKEN}),
+        ("mac", "no-such-mac@example.com", {Level.WEAK}),  # unknown to ssh-audit: not rated, never recommended
+    ],
+)
 def test_known_algorithms_map_to_expected_verdicts(kind, name, expected):
     verdict = algorithm_verdict(kind, name)
     assert verdict.level in expected, (name, verdict)
@@ -138,10 +141,30 @@ def test_client_without_marker_means_no_strict_kex():
 def test_live_server_without_strict_marker():
     """The same as the recording, live: real ssh -vv against a KEXINIT without the server marker."""
     port, thread = serve_one_kexinit(strict=False)
-    done = subprocess.run(["ssh", "-F", "/dev/null", "-vv", "-p", str(port), "-o", "BatchMode=yes",
-                           "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                           "-o", "ConnectTimeout=5", "127.0.0.1", "true"],
-                          capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-vv",
+            "-p",
+            str(port),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "ConnectTimeout=5",
+            "127.0.0.1",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        stdin=subprocess.DEVNULL,
+    )
     thread.join(timeout=10)
     assert terrapin.from_ssh_log(done.stderr).server is False
 
@@ -157,8 +180,7 @@ def test_chacha20_and_cbc_etm_depend_on_strict_kex():
     # CBC is weak on its own; with an -etm MAC and no strict kex the reason is Terrapin.
     cbc_etm = combination_verdict("aes128-cbc", "hmac-sha2-256-etm@openssh.com", kex, strict_kex=False)
     assert cbc_etm.level == Level.WEAK
-    assert combination_verdict("aes128-gcm@openssh.com", "implicit", kex, strict_kex=False).level == \
-        Level.RECOMMENDED
+    assert combination_verdict("aes128-gcm@openssh.com", "implicit", kex, strict_kex=False).level == Level.RECOMMENDED
 
 
 def test_combination_takes_the_worst_part():

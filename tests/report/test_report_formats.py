@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, sshbench_argv
 
+from conftest import run_cli, sshbench_argv
 from sshbench import summary
 from sshbench.report import charts
 from sshbench.store import open_store
@@ -25,9 +25,27 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("reports")
     env = {**os.environ, "SSHBENCH_RUNTIME_DIR": str(base / "runtime"), "SSHBENCH_DB": str(base / "results.db")}
     run_json = base / "run.json"
-    done = subprocess.run(sshbench_argv("run", "--ciphers", "aes128-ctr,aes128-gcm@openssh.com", "--size", "1M",
-                                        "--runs", "2", "--warmup", "0", "--no-baselines", "--json", str(run_json)),
-                          capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        sshbench_argv(
+            "run",
+            "--ciphers",
+            "aes128-ctr,aes128-gcm@openssh.com",
+            "--size",
+            "1M",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--no-baselines",
+            "--json",
+            str(run_json),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     db = base / "results.db"
     with open_store(db) as store:
@@ -67,8 +85,11 @@ def test_markdown_has_the_environment_header_and_the_medians(stored):
     assert "| Client CPU |" in text and "| Server SSH | OpenSSH" in text
     table = [line for line in text.splitlines() if line.startswith("| #")]
     header = [c.strip() for c in table[0].strip("|").split("|")]
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
-            if line.startswith("| ") and line[2:3].isdigit()]
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| ") and line[2:3].isdigit()
+    ]
     col = header.index("MiB/s")
     found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[col] for r in rows}
     assert found == _rounded(stored["medians"])
@@ -139,16 +160,37 @@ def test_links_chart_only_when_the_run_has_links():
     from sshbench.summary import Summary
 
     def make_summary(combo, median):
-        return Summary(combination=combo, valid_trials=3, invalid_trials=0, payload_bytes=1, median_mib_s=median,
-                       min_mib_s=median * 0.9, max_mib_s=median * 1.1, q1_mib_s=median, q3_mib_s=median,
-                       iqr_mib_s=0.0, cv=0.01, relative_to_fastest=1.0, client_cpu_s_per_gib=1.0,
-                       server_cpu_s_per_gib=1.0, median_data_s=1.0, median_wall_s=1.0, wide_spread=False)
+        return Summary(
+            combination=combo,
+            valid_trials=3,
+            invalid_trials=0,
+            payload_bytes=1,
+            median_mib_s=median,
+            min_mib_s=median * 0.9,
+            max_mib_s=median * 1.1,
+            q1_mib_s=median,
+            q3_mib_s=median,
+            iqr_mib_s=0.0,
+            cv=0.01,
+            relative_to_fastest=1.0,
+            client_cpu_s_per_gib=1.0,
+            server_cpu_s_per_gib=1.0,
+            median_data_s=1.0,
+            median_wall_s=1.0,
+            wide_spread=False,
+        )
 
     plain = [make_summary(Combination("aes128-ctr", "hmac-sha2-256", "k"), 500.0)]
     assert charts.links_chart(plain) is None  # loopback only: no link dimension, no chart
-    linked = [make_summary(Combination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
-              for link, comp, rate in (("wan24m", "none", 2.8), ("wan24m", "zlib@openssh.com", 6.5),
-                                       ("lan1g", "none", 110.0), ("lan1g", "zlib@openssh.com", 36.0))]
+    linked = [
+        make_summary(Combination("aes128-ctr", "hmac-sha2-256", "k", compression=comp, link=link), rate)
+        for link, comp, rate in (
+            ("wan24m", "none", 2.8),
+            ("wan24m", "zlib@openssh.com", 6.5),
+            ("lan1g", "none", 110.0),
+            ("lan1g", "zlib@openssh.com", 36.0),
+        )
+    ]
     chart = charts.links_chart(linked)
     assert chart is not None and chart.png[:4] == b"\x89PNG" and "<svg" in chart.svg
     assert charts.link_mbit_s(linked[2].combination) == 1000.0
@@ -166,8 +208,9 @@ def test_export_import_round_trips_into_another_database(stored, tmp_path):
         (run,) = store.list_runs()
         assert run.imported and run.status == "complete"
         result = store.load_result(run.id)
-    assert {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in summary.summaries(result)} == \
-        stored["medians"]
+    assert {(s.combination.cipher, s.combination.mac): s.median_mib_s for s in summary.summaries(result)} == stored[
+        "medians"
+    ]
     again = run_cli("import", str(exported), "--db", str(other))
     assert again.returncode == 2 and "already in" in again.stderr
     # A `run --json` file imports too.
@@ -187,16 +230,24 @@ def test_unwritable_output_path_is_one_line(stored, tmp_path):
     assert not list(tmp_path.glob(".*tmp"))
 
 
-@pytest.mark.parametrize("content,needle", [
-    ('{"schema_version": 1, "settings": {}, "trials": [', "invalid JSON"),
-    ("[1, 2, 3]", "not a JSON object"),
-    ('{"schema_version": 1, "settings": {}, "environment": {}, "trials": "x", "started_at": 1, "status": "complete"}',
-     "'trials'"),
-    ('{"schema_version": 1, "settings": {}, "environment": {}, "trials": [{"kind": "transfer"}], "started_at": 1,'
-     ' "status": "complete"}', "trial 0 lacks"),
-    ('{"schema_version": 99, "settings": {}}', "newer sshbench"),
-    ("\x00\x01\x02 binary", "not an sshbench run export"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ('{"schema_version": 1, "settings": {}, "trials": [', "invalid JSON"),
+        ("[1, 2, 3]", "not a JSON object"),
+        (
+            '{"schema_version": 1, "settings": {}, "environment": {}, "trials": "x", "started_at": 1, "status": "complete"}',
+            "'trials'",
+        ),
+        (
+            '{"schema_version": 1, "settings": {}, "environment": {}, "trials": [{"kind": "transfer"}], "started_at": 1,'
+            ' "status": "complete"}',
+            "trial 0 lacks",
+        ),
+        ('{"schema_version": 99, "settings": {}}', "newer sshbench"),
+        ("\x00\x01\x02 binary", "not an sshbench run export"),
+    ],
+)
 def test_corrupted_import_is_refused_and_the_store_is_unchanged(stored, tmp_path, content, needle):
     bad = tmp_path / "bad.json"
     bad.write_text(content)

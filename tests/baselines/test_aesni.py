@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from sshbench.baselines import aesni
 from sshbench.environment import cpu_info
 from sshbench.errors import UsageError
@@ -49,8 +49,18 @@ def test_cli_refuses_a_remote_target_in_one_line() -> None:
 
 @pytest.mark.skipif(not cpu_info()["aes_ni"], reason="this CPU has no AES-NI to mask")
 def test_no_aesni_collapses_aes_gcm(tmp_path: Path) -> None:
-    common = ["run", "--ciphers", "aes128-gcm@openssh.com", "--size", "64M", "--runs", "2", "--warmup", "1",
-              "--no-baselines"]
+    common = [
+        "run",
+        "--ciphers",
+        "aes128-gcm@openssh.com",
+        "--size",
+        "64M",
+        "--runs",
+        "2",
+        "--warmup",
+        "1",
+        "--no-baselines",
+    ]
     normal, masked = tmp_path / "normal.json", tmp_path / "masked.json"
     done = run_cli(*common, "--json", str(normal))
     assert done.returncode == 0, done.stderr

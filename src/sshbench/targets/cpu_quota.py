@@ -83,8 +83,10 @@ def missing_requirement() -> str | None:
     if found is None:
         v2 = [p for t, p, _ in _mounts() if t == "cgroup2"]
         where = f"the unified hierarchy at {v2[0]} has no cpu controller" if v2 else "no cgroup2 mount"
-        return (f"--server-cpu needs the cgroup cpu controller: {where}, and no cgroup v1 hierarchy has cpu "
-                "with CFS bandwidth control (cpu.cfs_quota_us)")
+        return (
+            f"--server-cpu needs the cgroup cpu controller: {where}, and no cgroup v1 hierarchy has cpu "
+            "with CFS bandwidth control (cpu.cfs_quota_us)"
+        )
     version, base = found
     if not os.access(base, os.W_OK):
         return f"--server-cpu: the cgroup {version} hierarchy at {base} is read-only here (a container?)"
@@ -224,8 +226,13 @@ class CpuQuota:
         return stats
 
     def describe(self) -> dict:
-        return {"fraction": self.fraction, "quota_us": self.quota_us, "period_us": self.period_us,
-                "cgroup": self.version, "path": str(self.path) if self.path else None}
+        return {
+            "fraction": self.fraction,
+            "quota_us": self.quota_us,
+            "period_us": self.period_us,
+            "cgroup": self.version,
+            "path": str(self.path) if self.path else None,
+        }
 
     def destroy(self, kill: bool = False) -> None:
         """Move the group's processes back to the hierarchy's root (or kill them, `kill=True`) and

@@ -15,16 +15,16 @@ import time
 import pytest
 
 from conftest import pids_whose_cmdline_has, wait_for_line
-from sshbench import nshost
-from sshbench.nshost import NamespaceHost, list_host_namespaces, sweep_stale_hosts
+from sshbench.links import nshost
+from sshbench.links.nshost import NamespaceHost, list_host_namespaces, sweep_stale_hosts
 
-pytestmark = pytest.mark.skipif(nshost.missing_requirement() is not None,
-                                reason=nshost.missing_requirement() or "")
+pytestmark = pytest.mark.skipif(nshost.missing_requirement() is not None, reason=nshost.missing_requirement() or "")
 
 
 def _ssh(host: NamespaceHost, command: str, stdin=subprocess.DEVNULL, timeout: float = 20):
-    return subprocess.run(["ssh", "-F", str(host.ssh_config), host.alias, command], stdin=stdin,
-                          capture_output=True, timeout=timeout)
+    return subprocess.run(
+        ["ssh", "-F", str(host.ssh_config), host.alias, command], stdin=stdin, capture_output=True, timeout=timeout
+    )
 
 
 def _read_until(stream, needle: str, timeout: float) -> str:
@@ -52,8 +52,15 @@ def test_namespace_host_serves_ssh_and_leaves_nothing(tmp_path):
         assert host.address.startswith("10.254.") and host.port == 22
         assert oct(host.dir.stat().st_mode & 0o777) == "0o700"
         config = host.ssh_config.read_text()
-        for line in (f"Host {host.alias}", f"HostName {host.address}", "Port 22", "StrictHostKeyChecking yes",
-                     "BatchMode yes", f"UserKnownHostsFile {host.known_hosts}", f"IdentityFile {host.identity}"):
+        for line in (
+            f"Host {host.alias}",
+            f"HostName {host.address}",
+            "Port 22",
+            "StrictHostKeyChecking yes",
+            "BatchMode yes",
+            f"UserKnownHostsFile {host.known_hosts}",
+            f"IdentityFile {host.identity}",
+        ):
             assert line in config
         done = _ssh(host, "true")
         assert done.returncode == 0, done.stderr
@@ -61,8 +68,9 @@ def test_namespace_host_serves_ssh_and_leaves_nothing(tmp_path):
         done = _ssh(host, "cat /proc/net/fib_trie | grep -c . ; ip -4 -o addr show")
         assert host.address in done.stdout.decode(), done.stdout
         # the root namespace has only the /30's link route for it, no other route through our veth
-        routes = subprocess.run(["ip", "-4", "-j", "route", "show", "dev", host.host_if], capture_output=True,
-                                text=True, timeout=10).stdout
+        routes = subprocess.run(
+            ["ip", "-4", "-j", "route", "show", "dev", host.host_if], capture_output=True, text=True, timeout=10
+        ).stdout
         assert [r["dst"] for r in json.loads(routes)] == [f"{host.client_addr[:-1]}0/30"]
         with open(payload, "rb") as stdin:
             started = time.monotonic()
@@ -81,9 +89,8 @@ def test_namespace_host_serves_ssh_and_leaves_nothing(tmp_path):
 
 def test_destroy_after_partial_creation_is_safe():
     host = NamespaceHost(sshd_options={"NoSuchOption": "yes"})  # sshd -t refuses it: create() fails midway
-    with pytest.raises(nshost.NsHostError, match="rejects"):
-        with host:
-            pass
+    with pytest.raises(nshost.NsHostError, match="rejects"), host:
+        pass
     assert host.name and host.name not in _namespaces()
     assert host.dir is not None and not host.dir.exists()
     host.destroy()
@@ -94,8 +101,9 @@ def test_shaped_host_runs_at_its_rate(tmp_path):
     payload = tmp_path / "payload"
     payload.write_bytes(os.urandom(4 * 1024 * 1024))
     with NamespaceHost(rate_mbit=25) as host:
-        qdisc = subprocess.run(["tc", "-j", "qdisc", "show", "dev", host.host_if, "root"], capture_output=True,
-                               text=True, timeout=10).stdout
+        qdisc = subprocess.run(
+            ["tc", "-j", "qdisc", "show", "dev", host.host_if, "root"], capture_output=True, text=True, timeout=10
+        ).stdout
         assert json.loads(qdisc)[0]["kind"] == "tbf"
         started = time.monotonic()
         assert _ssh(host, "true").returncode == 0
@@ -114,9 +122,16 @@ def test_shaped_host_runs_at_its_rate(tmp_path):
 
 def test_stale_host_of_a_dead_owner_is_swept():
     owner = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from sshbench.nshost import NamespaceHost\n"
-         "h = NamespaceHost().create(); print(h.name, h.dir, h.sshd.pid, flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from sshbench.links.nshost import NamespaceHost\n"
+            "h = NamespaceHost().create(); print(h.name, h.dir, h.sshd.pid, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         name, temp_dir, sshd_pid = wait_for_line(owner.stdout, "sshbench-host-", timeout=20).split()
         assert sweep_stale_hosts() == [] and name in _namespaces()  # the owner is alive: left alone
@@ -136,14 +151,20 @@ def test_stale_host_of_a_dead_owner_is_swept():
 def test_script_up_then_sigterm_removes_everything():
     from conftest import ROOT
 
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "nshost"), "up", "--rate", "1gbit"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "nshost"), "up", "--rate", "1gbit"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         text = _read_until(proc.stdout, "Ctrl-C", timeout=20)
         config = re.search(r"^ssh_config: (\S+)$", text, re.M).group(1)
         alias = re.search(r"^alias: +(\S+)$", text, re.M).group(1)
-        done = subprocess.run(["ssh", "-F", config, alias, "true"], capture_output=True, text=True, timeout=20,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["ssh", "-F", config, alias, "true"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+        )
         assert done.returncode == 0, done.stderr
         namespaces = [n for n in _namespaces() if n.startswith(f"sshbench-host-{proc.pid}-")]
         assert len(namespaces) == 1

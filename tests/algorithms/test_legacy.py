@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from sshbench.algorithms import legacy
 from sshbench.baselines import legacy_speed
 
@@ -23,7 +23,7 @@ def _rows(stdout: str) -> dict[str, str]:
 def test_algorithms_all_lists_every_seed_cipher_and_mac():
     done = run_cli("algorithms", "--all", timeout=120)
     assert done.returncode == 0, done.stderr
-    table = done.stdout[done.stdout.index("Every cipher and MAC the seeds measured"):]
+    table = done.stdout[done.stdout.index("Every cipher and MAC the seeds measured") :]
     rows = _rows(table)
     for name in (*legacy.SEED_CIPHERS, *legacy.SEED_MACS):
         assert name in rows, f"{name} has no row"
@@ -37,10 +37,13 @@ def test_algorithms_all_lists_every_seed_cipher_and_mac():
 
 
 def test_availability_says_why_nothing_runs_a_name():
-    without = legacy.AsyncsshAlgorithms(version=None, missing_reason="AsyncSSH is not installed; pip install it",
-                                        unavailable={})
-    offers = [legacy.Offer("openssh/openssh", ["aes128-ctr"], ["hmac-sha1"]),
-              legacy.Offer("openssh/dropbear", None, None, reason="Dropbear is not installed")]
+    without = legacy.AsyncsshAlgorithms(
+        version=None, missing_reason="AsyncSSH is not installed; pip install it", unavailable={}
+    )
+    offers = [
+        legacy.Offer("openssh/openssh", ["aes128-ctr"], ["hmac-sha1"]),
+        legacy.Offer("openssh/dropbear", None, None, reason="Dropbear is not installed"),
+    ]
     rows = {r.name: r for r in legacy.availability(offers, without)}
     assert rows["aes128-ctr"].status == "runs as openssh/openssh"
     assert rows["arcfour"].status.startswith("unavailable here: removed from OpenSSH in 7.6")
@@ -62,8 +65,12 @@ def test_legacy_hint_names_the_implementation_that_can_run_it():
 def test_raw_crypto_rows_for_legacy_primitives():
     rows = legacy_speed.primitive_speeds(names=("RC4", "DES-EDE3-CBC"))
     sources = {(r.primitive, r.source.split()[0]): r for r in rows}
-    assert set(sources) == {("RC4", "openssl"), ("RC4", "cryptography"), ("DES-EDE3-CBC", "openssl"),
-                            ("DES-EDE3-CBC", "cryptography")}
+    assert set(sources) == {
+        ("RC4", "openssl"),
+        ("RC4", "cryptography"),
+        ("DES-EDE3-CBC", "openssl"),
+        ("DES-EDE3-CBC", "cryptography"),
+    }
     assert sources[("RC4", "openssl")].ssh_names == ["arcfour", "arcfour128", "arcfour256"]
     assert "-provider legacy" in sources[("RC4", "openssl")].source
     if sources[("RC4", "openssl")].mib_s is None:
@@ -79,17 +86,33 @@ def test_each_implementation_pair_is_its_own_ranking():
     from sshbench.summary import summarise_transfers
 
     def trial(cipher: str, client: str, server: str, mib_s: float) -> Trial:
-        t = Trial(combination=Combination(cipher, "hmac-sha1", "curve25519-sha256", client=client, server=server),
-                  kind="transfer", repetition=0, warmup=False, payload_bytes=64 * 1024 * 1024, started_at=0.0)
+        t = Trial(
+            combination=Combination(cipher, "hmac-sha1", "curve25519-sha256", client=client, server=server),
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload_bytes=64 * 1024 * 1024,
+            started_at=0.0,
+        )
         t.valid, t.data_s = True, 64 / mib_s
         return t
 
-    trials = [trial("aes128-ctr", "openssh", "openssh", 800), trial("arcfour", "asyncssh", "asyncssh", 100),
-              trial("aes128-ctr", "asyncssh", "asyncssh", 200), trial("3des-cbc", "openssh", "openssh", 20),
-              trial("aes128-ctr", "openssh", "dropbear", 150)]
+    trials = [
+        trial("aes128-ctr", "openssh", "openssh", 800),
+        trial("arcfour", "asyncssh", "asyncssh", 100),
+        trial("aes128-ctr", "asyncssh", "asyncssh", 200),
+        trial("3des-cbc", "openssh", "openssh", 20),
+        trial("aes128-ctr", "openssh", "dropbear", 150),
+    ]
     summaries = summarise_transfers(trials)
-    got = [(s.combination.client, s.combination.server, s.combination.cipher, round(s.relative_to_fastest, 2))
-           for s in summaries]
-    assert got == [("openssh", "openssh", "aes128-ctr", 1.0), ("openssh", "openssh", "3des-cbc", 40.0),
-                   ("asyncssh", "asyncssh", "aes128-ctr", 1.0), ("asyncssh", "asyncssh", "arcfour", 2.0),
-                   ("openssh", "dropbear", "aes128-ctr", 1.0)]
+    got = [
+        (s.combination.client, s.combination.server, s.combination.cipher, round(s.relative_to_fastest, 2))
+        for s in summaries
+    ]
+    assert got == [
+        ("openssh", "openssh", "aes128-ctr", 1.0),
+        ("openssh", "openssh", "3des-cbc", 40.0),
+        ("asyncssh", "asyncssh", "aes128-ctr", 1.0),
+        ("asyncssh", "asyncssh", "arcfour", 2.0),
+        ("openssh", "dropbear", "aes128-ctr", 1.0),
+    ]

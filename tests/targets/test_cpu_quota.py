@@ -11,16 +11,18 @@ import sys
 import pytest
 
 from conftest import pid_alive, wait_for_line
-from sshbench import cpu_quota
-from sshbench.cpu_quota import CpuQuota, sweep_stale
+from sshbench.targets import cpu_quota
+from sshbench.targets.cpu_quota import CpuQuota, sweep_stale
 
 REASON = cpu_quota.missing_requirement()
 needs_cgroup = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 # Waits for a line, then spins for 1 s of wall time and prints the CPU time it got.
-BUSY = ("import sys, time; sys.stdin.readline(); t = time.monotonic()\n"
-        "while time.monotonic() - t < 1.0: pass\n"
-        "print(time.process_time(), flush=True)")
+BUSY = (
+    "import sys, time; sys.stdin.readline(); t = time.monotonic()\n"
+    "while time.monotonic() - t < 1.0: pass\n"
+    "print(time.process_time(), flush=True)"
+)
 
 
 def test_quota_arithmetic():
@@ -34,8 +36,12 @@ def test_quota_arithmetic():
 def test_quota_limits_a_busy_process_and_its_children():
     with CpuQuota(0.1) as quota:
         assert quota.path is not None and quota.path.is_dir()
-        shell = subprocess.Popen(["sh", "-c", f"read go; cat /proc/self/cgroup; exec {sys.executable} -c '{BUSY}'"],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        shell = subprocess.Popen(
+            ["sh", "-c", f"read go; cat /proc/self/cgroup; exec {sys.executable} -c '{BUSY}'"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             quota.add(shell.pid)
             assert quota.pids() == [shell.pid]
@@ -73,12 +79,18 @@ def test_destroy_moves_live_processes_out_or_kills_them():
 @needs_cgroup
 def test_stale_group_of_a_dead_owner_is_swept():
     owner = subprocess.Popen(
-        [sys.executable, "-c",
-         "import subprocess, sys; from sshbench.cpu_quota import CpuQuota\n"
-         "q = CpuQuota(0.2).create()\n"
-         "p = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'], start_new_session=True)\n"
-         "q.add(p.pid); print(q.path, p.pid, flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; from sshbench.targets.cpu_quota import CpuQuota\n"
+            "q = CpuQuota(0.2).create()\n"
+            "p = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'], start_new_session=True)\n"
+            "q.add(p.pid); print(q.path, p.pid, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         path, child = wait_for_line(owner.stdout, "sshbench-cpu-", timeout=20).split()
         assert sweep_stale() == []  # the owner is alive: left alone

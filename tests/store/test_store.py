@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, start_cli, wait_for_line
 
+from conftest import run_cli, start_cli, wait_for_line
 from sshbench import summary
 from sshbench.errors import RunError, UsageError
 from sshbench.results import Combination, Negotiated, RunResult, Trial
@@ -18,8 +18,7 @@ from sshbench.settings import RunSettings
 from sshbench.store import default_path, open_store
 from sshbench.store.sqlite import SCHEMA_VERSION
 
-TWO_CIPHERS = ("--ciphers", "aes128-ctr,aes256-ctr", "--size", "1M", "--runs", "2", "--warmup", "1",
-               "--no-baselines")
+TWO_CIPHERS = ("--ciphers", "aes128-ctr,aes256-ctr", "--size", "1M", "--runs", "2", "--warmup", "1", "--no-baselines")
 
 
 def _digest(path: Path) -> str:
@@ -36,10 +35,22 @@ def _one_line_error(done, code: int, *needles: str) -> None:
 
 
 def _trial(rep: int, data_s: float = 0.01) -> Trial:
-    return Trial(combination=Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256"), kind="transfer",
-                 repetition=rep, warmup=False, payload_bytes=1 << 20, started_at=1.0 + rep, exit_status=0,
-                 valid=True, negotiated=Negotiated("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", "none"),
-                 wall_s=0.3, data_s=data_s, data_clock="server-reader", client_cpu_s=0.02, server_cpu_s=0.01)
+    return Trial(
+        combination=Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256"),
+        kind="transfer",
+        repetition=rep,
+        warmup=False,
+        payload_bytes=1 << 20,
+        started_at=1.0 + rep,
+        exit_status=0,
+        valid=True,
+        negotiated=Negotiated("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", "none"),
+        wall_s=0.3,
+        data_s=data_s,
+        data_clock="server-reader",
+        client_cpu_s=0.02,
+        server_cpu_s=0.01,
+    )
 
 
 def test_path_precedence(tmp_path, monkeypatch):
@@ -133,11 +144,15 @@ def test_database_that_is_not_ours_is_refused_untouched(tmp_path, kind):
         db.commit()
         db.close()
     before = _digest(path)
-    for argv in (("runs", "--db", str(path)), ("report", "latest", "--db", str(path)),
-                 ("run", "--db", str(path), "--size", "1M", "--runs", "1")):
+    for argv in (
+        ("runs", "--db", str(path)),
+        ("report", "latest", "--db", str(path)),
+        ("run", "--db", str(path), "--size", "1M", "--runs", "1"),
+    ):
         done = run_cli(*argv)
-        expected = {"not-sqlite": "not SQLite", "foreign-sqlite": "not sshbench's",
-                    "newer-schema": "newer sshbench"}[kind]
+        expected = {"not-sqlite": "not SQLite", "foreign-sqlite": "not sshbench's", "newer-schema": "newer sshbench"}[
+            kind
+        ]
         _one_line_error(done, 2, expected)
     assert _digest(path) == before
 
@@ -169,7 +184,7 @@ def test_kill_9_keeps_trials_and_resume_completes_the_run():
         done = store.load_result(run.id)
     assert done.status == "complete" and done.started_at == killed.started_at
     # The stored trials are kept as they were (the end-of-run cross-check only adds fields to them).
-    assert [t.started_at for t in done.trials[:len(killed.trials)]] == [t.started_at for t in killed.trials]
+    assert [t.started_at for t in done.trials[: len(killed.trials)]] == [t.started_at for t in killed.trials]
     keys = [(t.combination, t.kind, t.repetition, t.warmup) for t in done.trials]
     assert len(keys) == len(set(keys)) == planned, "no trial measured twice, none missing"
     summaries = summary.summaries(done)
@@ -182,16 +197,16 @@ def test_kill_9_keeps_trials_and_resume_completes_the_run():
 
 
 def test_resume_refuses_a_changed_environment_and_extra_options():
-    first = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--warmup", "0",
-                    "--no-baselines")
+    first = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--warmup", "0", "--no-baselines")
     assert first.returncode == 0, first.stderr
     with open_store() as store:
         run_id = store.resolve("latest")
         env = store.load_result(run_id).environment
         env["client_ssh_version"] = "OpenSSH_6.7p1"  # as if measured with another client
         # Make it look killed half-way: resumable.
-        store.db.execute("UPDATE runs SET environment_json = ?, status = 'interrupted' WHERE id = ?",
-                         (json.dumps(env), run_id))
+        store.db.execute(
+            "UPDATE runs SET environment_json = ?, status = 'interrupted' WHERE id = ?", (json.dumps(env), run_id)
+        )
         trials_before = len(store.load_result(run_id).trials)
     done = run_cli("run", "--resume", str(run_id))
     assert done.returncode == 1, done.stderr
@@ -224,14 +239,32 @@ def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
     a = Combination("aes128-ctr", "hmac-sha2-256", "k")
     b = Combination("aes256-ctr", "hmac-sha2-256", "k")
     plan = schedule([a, b], [a], runs=2, warmup=1, calibrate=True)
-    probe = Trial(combination=a, kind="transfer", repetition=0, warmup=True, payload_bytes=4 << 20,
-                  started_at=1.0, valid=True, data_s=0.01)  # 400 MiB/s
-    measured = Trial(combination=b, kind="transfer", repetition=0, warmup=False, payload_bytes=64 << 20,
-                     started_at=2.0, valid=False, invalid_reason="x")  # invalid still counts as measured
+    probe = Trial(
+        combination=a,
+        kind="transfer",
+        repetition=0,
+        warmup=True,
+        payload_bytes=4 << 20,
+        started_at=1.0,
+        valid=True,
+        data_s=0.01,
+    )  # 400 MiB/s
+    measured = Trial(
+        combination=b,
+        kind="transfer",
+        repetition=0,
+        warmup=False,
+        payload_bytes=64 << 20,
+        started_at=2.0,
+        valid=False,
+        invalid_reason="x",
+    )  # invalid still counts as measured
     left = resume.remaining(plan, [probe, measured])
     assert len(left) == len(plan) - 2
-    assert all((i.combination, i.kind, i.repetition, i.warmup) not in
-               {(a, "transfer", 0, True), (b, "transfer", 0, False)} for i in left)
+    assert all(
+        (i.combination, i.kind, i.repetition, i.warmup) not in {(a, "transfer", 0, True), (b, "transfer", 0, False)}
+        for i in left
+    )
     settings = RunSettings(seconds=1.0)
     sizes = resume.calibrated_sizes([a, b], [probe, measured], settings)
     assert sizes == {a: size_for_rate(400.0, 1.0, settings.max_size), b: 64 << 20}
