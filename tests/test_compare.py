@@ -47,7 +47,7 @@ class _Fixed(RunResult):
 
     def __init__(self, run_id: int, summaries: list[Summary], host: str) -> None:
         super().__init__(settings=RunSettings(), environment={"hostname": host}, run_id=run_id)
-        summary._cached(self, "summaries", lambda: summaries)  # as if computed from trials
+        summary.cached(self, "summaries", lambda: summaries)  # as if computed from trials
 
 
 def test_ratio_propagates_relative_spread_like_hyperfine():

@@ -293,7 +293,7 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
     return out
 
 
-def _cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
+def cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
     """A figure derived from a result, computed once per state of its trials (reports ask from many places).
     The key is every trial's identity and the fields a summary reads that change after a trial is added
     (the end-of-run cross-check sets data_s; a caller may invalidate a trial)."""
@@ -310,9 +310,9 @@ def _cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
 
 def summaries(result: RunResult) -> list[Summary]:
     """The transfer summaries of a run, ranked per implementation pair (computed once)."""
-    return _cached(result, "summaries", lambda: summarise_transfers(result.trials))
+    return cached(result, "summaries", lambda: summarise_transfers(result.trials))
 
 
 def handshakes(result: RunResult) -> list[HandshakeSummary]:
     """The connection set-up summaries of a run, per kex (computed once)."""
-    return _cached(result, "handshakes", lambda: summarise_handshakes(result.trials))
+    return cached(result, "handshakes", lambda: summarise_handshakes(result.trials))

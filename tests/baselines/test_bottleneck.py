@@ -98,3 +98,35 @@ def test_crypto_by_cpu_share_on_a_busy_machine() -> None:
     assert share is not None and share[1] == "client" and share[0] == pytest.approx(0.922, abs=0.001)
     # aes-gcm far from its ceiling and a half-idle process: the crypto is a small share.
     assert word(mib_s=775, crypto_ceiling_mib_s=4837, client_cpu_cores=0.5, server_cpu_cores=0.6) == "ssh-overhead"
+
+
+def test_shared_cores_when_client_and_server_fill_one_machine() -> None:
+    # The 2-core loopback case: ssh 0.85 + sshd 0.76 of a core, neither full on its own.
+    m = Measurements(
+        mib_s=945.0,
+        client_cpu_cores=0.85,
+        server_cpu_cores=0.76,
+        raw_tcp_mib_s=4400.0,
+        crypto_ceiling_mib_s=4500.0,
+        machine_cores=2,
+        sink_cpu_cores=0.1,
+    )
+    v = verdict(m)
+    assert v is not None and v.bound_by == "shared-cpu"
+    assert "1.71 of this machine's 2 cores" in v.evidence
+    # The same figures between two machines (no shared core count): judged per side, not full.
+    apart = verdict(
+        Measurements(
+            mib_s=945.0, client_cpu_cores=0.85, server_cpu_cores=0.76, raw_tcp_mib_s=4400.0, crypto_ceiling_mib_s=4500.0
+        )
+    )
+    assert apart is not None and apart.bound_by == "ssh-overhead"
+
+
+def test_shared_cores_below_threshold_and_crypto_first() -> None:
+    quiet = Measurements(mib_s=300.0, client_cpu_cores=0.5, server_cpu_cores=0.4, machine_cores=4)
+    assert verdict(quiet).bound_by == "ssh-overhead"  # 0.9 of 4 cores is not a full machine
+    slow_cipher = Measurements(
+        mib_s=29.0, client_cpu_cores=1.0, server_cpu_cores=0.95, crypto_ceiling_mib_s=30.0, machine_cores=2
+    )
+    assert verdict(slow_cipher).bound_by == "crypto"  # 3des-cbc stays `crypto`

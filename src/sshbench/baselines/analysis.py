@@ -66,6 +66,32 @@ def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[floa
     return (statistics.median(client) if client else None, statistics.median(server) if server else None)
 
 
+def _sink_cores(trials: list[Trial]) -> float | None:
+    """Median cores the server-side reader (dd) used during the data phase."""
+    values = [
+        t.server_sink_cpu_s / t.data_s
+        for t in trials
+        if t.valid and t.data_s and t.data_s > 0 and t.server_sink_cpu_s is not None
+    ]
+    return statistics.median(values) if values else None
+
+
+# Targets whose server runs on this machine, so client and server share its cores.
+SHARED_MACHINE_TARGETS = ("private-openssh", "netns-openssh", "private-dropbear", "private-asyncssh")
+
+
+def machine_cores_if_shared(result: Any) -> int | None:
+    """This machine's cores when the run's client and server shared them (a private server); None otherwise."""
+    target = result.target or {}
+    kinds = {target.get("kind")} | {
+        t.get("kind") for t in (target.get("servers") or {}).values() if isinstance(t, dict)
+    }
+    if not kinds or not kinds <= set(SHARED_MACHINE_TARGETS):
+        return None
+    cores = (result.environment or {}).get("cores")
+    return cores if isinstance(cores, int) and cores > 0 else None
+
+
 def _disk_rate(disk: dict, combo: Combination) -> float | None:
     """The slowest disk stage this combination goes through: the payload's source when it is on a
     disk, and the disk sink's write speed when this combination writes to one."""
@@ -78,7 +104,11 @@ def _disk_rate(disk: dict, combo: Combination) -> float | None:
 
 
 def compare(result: Any) -> dict[Combination, Comparison]:
-    """Per combination of `summary.summaries(result)` (a RunResult; typed loosely to avoid an import cycle)."""
+    """Per combination of `summary.summaries(result)`: computed once per state of the result's trials."""
+    return summary.cached(result, "baseline-comparisons", lambda: _compare(result))
+
+
+def _compare(result: Any) -> dict[Combination, Comparison]:
     baselines: dict = result.baselines or {}
     raw = raw_tcp_summary(result.trials)
     raw_rate = raw.median_mib_s if raw else None
@@ -92,6 +122,7 @@ def compare(result: Any) -> dict[Combination, Comparison]:
     for t in result.trials:
         if t.kind == "transfer" and not t.warmup:
             measured_by_combo.setdefault(t.combination, []).append(t)
+    machine_cores = machine_cores_if_shared(result)
     out: dict[Combination, Comparison] = {}
     for s in summary.summaries(result):
         combo = s.combination
@@ -110,6 +141,8 @@ def compare(result: Any) -> dict[Combination, Comparison]:
             disk_mib_s=_disk_rate(disk, combo),
             window_bytes=combo_link.get("window_bytes"),
             rtt_s=combo_link.get("rtt_s"),
+            machine_cores=machine_cores,
+            sink_cpu_cores=_sink_cores(measured_by_combo.get(combo, [])) if machine_cores else None,
         )
         out[combo] = Comparison(
             combination=combo,

@@ -13,11 +13,16 @@ Checks in order, the first that holds wins:
                   the ssh client or the sshd session spent (throughput / ceiling / cores used; this
                   form still holds when a busy machine gives neither process a whole core):
                   the algorithm itself is the limit; pick a faster one.
-5. `client-cpu` / `server-cpu`
+5. `shared-cpu`   client and server run on one machine (private sshd, Dropbear, AsyncSSH, namespaces)
+                  and together (ssh + sshd session + the server-side reader) kept >= SHARED_BUSY_FRACTION
+                  (85%) of its cores busy during the data phase: neither process alone is full, the
+                  machine is (measured on a 2-core VM: ssh 0.85 + sshd 0.76 of a core at 945 MiB/s).
+                  On two machines each side would have its own cores; judged per side below.
+6. `client-cpu` / `server-cpu`
                   that process used >= CPU_BUSY_CORES (0.9) of a core during the data phase
                   (CPU seconds / data-phase seconds; ssh is single-threaded per connection).
                   Where both are, the busier one.
-6. `ssh-overhead` none of the above: the time goes to SSH itself (buffering, window, copies,
+7. `ssh-overhead` none of the above: the time goes to SSH itself (buffering, window, copies,
                   scheduling), not to a resource that is full.
 
 Crypto comes before CPU because a saturated core that runs at the crypto ceiling is explained
@@ -33,8 +38,9 @@ DISK_FRACTION = 0.90
 WINDOW_FRACTION = 0.80
 CRYPTO_FRACTION = 0.80
 CPU_BUSY_CORES = 0.90
+SHARED_BUSY_FRACTION = 0.85
 
-VERDICTS = ("network", "disk", "window", "crypto", "client-cpu", "server-cpu", "ssh-overhead")
+VERDICTS = ("network", "disk", "window", "crypto", "shared-cpu", "client-cpu", "server-cpu", "ssh-overhead")
 
 EXPLANATIONS = {
     "network": "ssh moved data about as fast as a plain TCP connection on the same path, so the path is the limit.",
@@ -42,6 +48,8 @@ EXPLANATIONS = {
     "window": "throughput is near the SSH channel window divided by the round-trip time; a larger window would help.",
     "crypto": "encrypting and MACing take most of the CPU time per byte (near one core's crypto ceiling); a "
     "faster cipher/MAC would help.",
+    "shared-cpu": "ssh and sshd share this machine's cores and together kept them busy in the data phase; "
+    "between two machines each side has its own, so expect more there.",
     "client-cpu": "the ssh client used a full core during the data phase; a faster client CPU or cheaper "
     "algorithms would help.",
     "server-cpu": "the sshd session process used a full core during the data phase; a faster server CPU or "
@@ -63,6 +71,9 @@ class Measurements:
     disk_mib_s: float | None = None  # None when no disk source or sink is in the path
     window_bytes: int | None = None
     rtt_s: float | None = None  # None on loopback (no emulated link)
+    # Client and server on one machine: its core count, and the server-side reader's cores (dd); None: two machines
+    machine_cores: int | None = None
+    sink_cpu_cores: float | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,13 @@ def crypto_cpu_share(m: Measurements) -> tuple[float, str] | None:
         if cores is not None and cores > 0
     ]
     return max(shares) if shares else None
+
+
+def shared_cores_busy(m: Measurements) -> float | None:
+    """Cores kept busy by ssh, the sshd session and the reader together, when they share one machine."""
+    if not m.machine_cores or m.client_cpu_cores is None or m.server_cpu_cores is None:
+        return None
+    return m.client_cpu_cores + m.server_cpu_cores + (m.sink_cpu_cores or 0.0)
 
 
 def verdict(m: Measurements) -> Verdict | None:
@@ -133,6 +151,16 @@ def verdict(m: Measurements) -> Verdict | None:
             f"the cipher/MAC alone needs {_pct(share[0])} of the {who}'s CPU time per byte "
             f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold "
             f"{_pct(CRYPTO_FRACTION)})",
+        )
+    shared = shared_cores_busy(m)
+    if shared is not None and shared >= SHARED_BUSY_FRACTION * (m.machine_cores or 1):
+        parts = [f"ssh {m.client_cpu_cores:.2f}", f"sshd {m.server_cpu_cores:.2f}"]
+        if m.sink_cpu_cores:
+            parts.append(f"reader {m.sink_cpu_cores:.2f}")
+        return Verdict(
+            "shared-cpu",
+            f"{' + '.join(parts)} = {shared:.2f} of this machine's {m.machine_cores} cores busy in the data phase "
+            f"(threshold {_pct(SHARED_BUSY_FRACTION)})",
         )
     busy = [
         (cores, side)
