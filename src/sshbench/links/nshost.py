@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sshbench.links.namespaces import _find_tool
+
 NS_PREFIX = "sshbench-host-"
 _NS_NAME = re.compile(r"^sshbench-host-(\d+)-(\d+)$")
 NETNS_DIR = "/run/netns"
@@ -69,13 +71,7 @@ class NsHostError(RuntimeError):
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found:
-        return found
-    for directory in ("/usr/sbin", "/sbin", "/usr/bin", "/bin"):
-        if os.access(f"{directory}/{name}", os.X_OK):
-            return f"{directory}/{name}"
-    return name
+    return _find_tool(name) or name
 
 
 def _run(argv: list[str], check: bool = True, timeout: float = CMD_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
