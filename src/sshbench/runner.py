@@ -75,6 +75,10 @@ class Runner:
                         self.targets[server] = make_target(self.settings, server=server, env=self.ssh_env)
                         target = target or self.targets[server]
                         self.targets[server].start(cleanup)
+                        if left := getattr(self.targets[server], "removed_leftovers", None):  # a remote host's
+                            self.result.notices.append(
+                                f"removed leftovers of an earlier run that was killed: {', '.join(left)}"
+                            )
                     assert target is not None
                     self._measure(target, cleanup)
                     self.result.status = "complete"

@@ -107,8 +107,9 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console) -> di
             for link in links:
                 target.before_trial(SimpleNamespace(link=link))
                 details = (target.link_details() or {}).get(link, {})
+                shown = "direct" if settings.host else link  # a HOST: the real path, no emulated link
                 for cipher in ciphers:
-                    document["results"].append(_one(target, settings.ssh, cipher, link, details, args, err))
+                    document["results"].append(_one(target, settings.ssh, cipher, shown, details, args, err))
         finally:
             cleanup.close()
     document["finished_at"] = time.time()
