@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import communicate_or_dump, run_cli, start_cli, wait_for_line
+from conftest import communicate_or_dump, pids_whose_cmdline_has, run_cli, start_cli, wait_for_line
 from sshbench.links import nshost
 from sshbench.links.nshost import NamespaceHost
 
@@ -51,6 +51,11 @@ def test_run_against_the_namespace_host_gives_valid_trials(host, tmp_path):
     assert {t["cipher"] for t in transfers} == {"aes128-gcm@openssh.com", "aes128-ctr"}
     assert len(transfers) == 4 and all(t["valid"] for t in transfers), [t["invalid_reason"] for t in transfers]
     assert not list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("remote-*.json"))  # nothing left to sweep
+    # The raw TCP control, its sink started on the namespace host over ssh, the sender connecting directly.
+    raw = [t for t in doc["trials"] if t["kind"] == "raw-tcp" and not t["warmup"]]
+    assert len(raw) == 2 and all(t["valid"] for t in raw), [t["invalid_reason"] for t in raw]
+    assert all(t["received_bytes_at_sink"] == t["payload_bytes"] for t in raw)
+    assert not pids_whose_cmdline_has("sys.argv.pop(1)", host.address)  # the remote sinks stopped by themselves
 
 
 def test_latency_against_the_namespace_host(host, tmp_path):

@@ -21,6 +21,8 @@ from sshbench.targets.base import Target, probe
 
 class RemoteHost(Target):
     kind = "remote"
+    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp.RemoteTcpSink)
+    remote_raw_tcp = True
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
@@ -38,6 +40,7 @@ class RemoteHost(Target):
         self._server: ServerAlgorithms | None = None
         self.label = host
         self.record: remote_scratch.RemoteRecord | None = None
+        self.raw_tcp_skip_reason: str | None = None
         #: what a kill -9'd earlier run left on this host and start() removed (for a notice)
         self.removed_leftovers: list[str] = []
 
@@ -75,6 +78,15 @@ class RemoteHost(Target):
             identity, lambda command: self.run_remote(command, None, 60)
         )
         self.record = remote_scratch.RemoteRecord(identity)
+        # The raw TCP control's sink runs with the remote's python3 (sshbench.baselines.raw_tcp).
+        python_status, python_path = self.run_remote("command -v python3", None, 30)
+        self.remote_raw_tcp = python_status == 0 and bool(python_path.strip())
+        if not self.remote_raw_tcp:
+            self.raw_tcp_skip_reason = f"raw TCP control skipped: {self.host} has no python3 to run its sink"
+
+    def raw_tcp_path(self) -> dict:
+        """The raw TCP control: its sink started on the remote over ssh, the sender connecting to it directly."""
+        return {"remote_ssh": [self.ssh, *self.client_options(), *self.destination()], "env": self.client_env()}
 
     def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
         """As Target's, but the path is recorded here before it is made there (remote_scratch), so that a
