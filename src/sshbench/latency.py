@@ -86,11 +86,12 @@ def summarise_echo(rtts: list[float]) -> dict:
     }
 
 
-def echo_argv(ssh_argv: list[str]) -> list[str]:
-    """`ssh -tt <options> <destination> <remote command>` from `ssh <options> <destination>`."""
+def echo_argv(ssh_argv: list[str], prefix: list[str] | None = None) -> list[str]:
+    """`[prefix] ssh -tt <options> <destination> <remote command>` from `ssh <options> <destination>`
+    (`prefix`: a target's client_prefix(), e.g. `ip netns exec NS` for an emulated link)."""
     if not ssh_argv:
         raise ValueError("ssh_argv is empty")
-    return [ssh_argv[0], "-tt", *ssh_argv[1:], REMOTE_COMMAND]
+    return [*(prefix or []), ssh_argv[0], "-tt", *ssh_argv[1:], REMOTE_COMMAND]
 
 
 def _tail(path: str) -> str:
@@ -119,12 +120,16 @@ def _read_until(fd: int, needle: bytes, deadline: float, buffer: bytearray) -> b
 
 
 def measure_echo(
-    ssh_argv: list[str], chars: int = 1000, timeout_s: float = 60.0, env: dict[str, str] | None = None
+    ssh_argv: list[str],
+    chars: int = 1000,
+    timeout_s: float = 60.0,
+    env: dict[str, str] | None = None,
+    prefix: list[str] | None = None,
 ) -> EchoResult:
     """Echo `chars` single characters one at a time through `ssh -tt ... cat` and time each round
     trip (microseconds). `ssh_argv`: the ssh program, its options and the destination, no command
     (e.g. ["ssh", *target.client_options(), *target.destination()]). `timeout_s` bounds the whole
-    test (set-up included). Raises EchoError when the session never becomes ready; a session that
+    test (set-up included); `prefix` goes before ssh (a target's client_prefix()). Raises EchoError when the session never becomes ready; a session that
     breaks later returns what was measured with `error` set."""
     if chars < 1:
         raise ValueError("chars must be at least 1")
@@ -134,7 +139,7 @@ def measure_echo(
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            echo_argv(ssh_argv),
+            echo_argv(ssh_argv, prefix),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr_file,

@@ -27,7 +27,7 @@ from sshbench.payload import (
 from sshbench.plan import ScheduledTrial, handshake_combinations, plan_matrix, schedule
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
-from sshbench.targets import Target, make_target
+from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_settings as check_target_settings
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
@@ -62,7 +62,7 @@ class Runner:
         self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
 
     def run(self) -> RunResult:
-        removed = clean_leftovers()
+        removed = clean_leftovers() + cpu_quota.sweep_stale()  # quota groups: below leftovers' layer
         if removed:
             self.result.notices.append(f"removed leftovers of an earlier run that was killed: {', '.join(removed)}")
         cleanup = Cleanup()
@@ -75,6 +75,10 @@ class Runner:
                         self.targets[server] = make_target(self.settings, server=server, env=self.ssh_env)
                         target = target or self.targets[server]
                         self.targets[server].start(cleanup)
+                        if left := getattr(self.targets[server], "removed_leftovers", None):  # a remote host's
+                            self.result.notices.append(
+                                f"removed leftovers of an earlier run that was killed: {', '.join(left)}"
+                            )
                     assert target is not None
                     self._measure(target, cleanup)
                     self.result.status = "complete"

@@ -44,6 +44,7 @@ class RunSettings:
     no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
     baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
     dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
+    server_cpu: float | None = None  # --server-cpu: the private sshd under a CPU quota, in cores (None: none)
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
@@ -63,6 +64,12 @@ class RunSettings:
             raise UsageError(f"--seconds must be between 0.05 and 600 (got {self.seconds})")
         if self.trial_timeout_s <= 0:
             raise UsageError("--trial-timeout must be positive")
+        if self.server_cpu is not None:
+            cores = os.cpu_count() or 1
+            if not 0 < self.server_cpu <= cores:
+                raise UsageError(
+                    f"--server-cpu must be above 0 and at most this machine's {cores} cores (got {self.server_cpu:g})"
+                )
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
         self.directions()

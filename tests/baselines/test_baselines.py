@@ -303,9 +303,18 @@ def test_disk_sink_write_speed_is_measured_when_a_disk_sink_is_used(
     assert "disk sink" in done.stdout
 
 
-def test_raw_tcp_runs_for_private_servers_only() -> None:
+def test_raw_tcp_runs_for_private_servers_and_remotes_with_python3() -> None:
     from sshbench.targets.private_openssh import PrivateOpenSSH
     from sshbench.targets.remote import RemoteHost
 
     assert raw_tcp.supported(PrivateOpenSSH.__new__(PrivateOpenSSH))
-    assert not raw_tcp.supported(RemoteHost.__new__(RemoteHost))
+    remote = RemoteHost.__new__(RemoteHost)
+    assert raw_tcp.supported(remote)  # its sink runs on the remote (RemoteTcpSink)
+    remote.remote_raw_tcp = False  # start() found no python3 there
+    assert not raw_tcp.supported(remote)
+
+
+def test_remote_sink_command_reads_the_script_then_keeps_stdin() -> None:
+    command = raw_tcp.remote_sink_command(1234, 30.0)
+    assert '"$3" 0' in command and "1234 30" in command and "$SSH_CONNECTION" in command
+    assert "NOPYTHON" in command

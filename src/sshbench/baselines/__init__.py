@@ -57,7 +57,7 @@ def before_trials(
                 baselines["notes"].append(f"crypto ceiling: {reason}")
     if raw_tcp.supported(target):
         return baselines, raw_tcp.RAW_TCP
-    baselines["notes"].append(raw_tcp.REMOTE_SKIP_NOTE)
+    baselines["notes"].append(getattr(target, "raw_tcp_skip_reason", None) or raw_tcp.REMOTE_SKIP_NOTE)
     return baselines, None
 
 

@@ -8,7 +8,12 @@ receiver's own clock times the data phase (first byte to end of data: the sender
 "go") and it counts the bytes: a trial is valid only if every byte arrived.
 
 sshbench's control reaches iperf3's single-stream loopback rate (bench/control.py measures the ratio).
-Remote targets: not yet (it needs a listener started over ssh on the remote); skipped with a note.
+Remote hosts (RemoteTcpSink): the same tcp_sink.py runs on the remote, started over the ssh connection
+with the remote's `python3 -I`, listening on an ephemeral port of the address ssh connected to
+($SSH_CONNECTION); the sender connects to it directly (client to server only for now). The script is
+fed on stdin by a one-line bootstrap that reads exactly its length, so stdin stays open and its end of
+file (ssh gone) still stops the sink, as the local one does. No python3 there, or a port that cannot
+be reached (a firewall): the trial is invalid with one line naming host and port, and the run goes on.
 """
 
 from __future__ import annotations
@@ -129,6 +134,58 @@ class TcpSink:
                     stream.close()
 
 
+# Reads exactly argv[1] bytes of script from stdin (leaving stdin open), then runs it with the sink's argv.
+REMOTE_BOOTSTRAP = (
+    "import sys; n = int(sys.argv.pop(1)); "
+    "exec(compile(sys.stdin.buffer.read(n), 'tcp_sink.py', 'exec'), {'__name__': '__main__'})"
+)
+
+
+def remote_sink_command(script_len: int, timeout_s: float) -> str:
+    """The remote shell command: the server address of this connection, then the sink on port 0 of it."""
+    return (
+        'set -- $SSH_CONNECTION; echo "ADDR $3"; '
+        'command -v python3 >/dev/null 2>&1 || { echo "NOPYTHON"; exit 127; }; '
+        f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" 0'
+    )
+
+
+class RemoteTcpSink(TcpSink):
+    """tcp_sink.py on a remote host, run through `ssh_argv` (ssh, its options and the destination)."""
+
+    def __init__(self, timeout_s: float, ssh_argv: list[str], env: dict[str, str] | None = None) -> None:
+        super().__init__(timeout_s)
+        self.ssh_argv, self.env = ssh_argv, env
+
+    def start(self) -> TcpSink:
+        script = SINK_SCRIPT.read_bytes()
+        argv = [*self.ssh_argv, remote_sink_command(len(script), self.timeout_s)]
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            text=True,
+            env=self.env,
+        )
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.buffer.write(script)  # type: ignore[attr-defined]
+            self.process.stdin.flush()  # kept open: its end of file stops the remote sink
+        except OSError:
+            pass
+        first = self._line(STARTUP_TIMEOUT_S)
+        line = self._line(STARTUP_TIMEOUT_S) if first.startswith("ADDR ") else first
+        if not first.startswith("ADDR ") or not line.startswith("PORT "):
+            why = "no python3 on the remote" if "NOPYTHON" in line else (line.strip() or self._stderr() or "no output")
+            self.close()
+            raise OSError(f"raw TCP sink did not start on the remote: {why}")
+        self.host = first.split()[1]
+        self.address = (self.host, int(line.split()[1]))
+        return self
+
+
 def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
     """Send the whole file; (bytes sent, this thread's CPU seconds).
 
@@ -203,7 +260,10 @@ def run_raw_tcp_trial(
         payload_bytes=payload_bytes,
         started_at=time.time(),
     )
-    if path is not None:
+    sink: TcpSink
+    if path is not None and "remote_ssh" in path:  # a remote host: the sink runs there
+        sink = RemoteTcpSink(timeout_s, path["remote_ssh"], env=path.get("env"))
+    elif path is not None:
         sink = TcpSink(timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"])
     else:
         sink = TcpSink(timeout_s)
@@ -212,7 +272,9 @@ def run_raw_tcp_trial(
     except OSError as err:
         trial.exit_status, trial.invalid_reason = 1, str(err)
         return trial
-    if path is not None:
+    if path is not None and "remote_ssh" in path:
+        connect_to, sender_netns = sink.address, None
+    elif path is not None:
         connect_to, sender_netns = path["connect"], path["sender_netns"]
     else:
         connect_to, sender_netns = sink.address, None
@@ -223,7 +285,9 @@ def run_raw_tcp_trial(
         trial.sent_bytes, trial.client_cpu_s = send_file(payload, connect_to, timeout_s, netns=sender_netns)
         sent = True
     except OSError as err:
-        send_error = f"raw TCP sender: {err}"
+        send_error = f"raw TCP sender to {connect_to[0]}:{connect_to[1]}: {err}"
+        if path is not None and "remote_ssh" in path:
+            send_error += " (a firewall on the remote? allow that port, or this control is left out)"
     finally:
         # Wait for the sink only after a complete send: after a failure or an interrupt (Ctrl-C,
         # SIGTERM) it may still sit in accept(), and close() wakes it at once.
@@ -251,4 +315,4 @@ def run_raw_tcp_trial(
 def supported(target: object) -> bool:
     """Both ends on this machine: a private server (OpenSSH, Dropbear, AsyncSSH, or OpenSSH behind an
     emulated link), not a remote host (that needs a listener started on the remote)."""
-    return bool(getattr(target, "shares_local_filesystem", False))
+    return bool(getattr(target, "shares_local_filesystem", False) or getattr(target, "remote_raw_tcp", False))

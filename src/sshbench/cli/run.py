@@ -115,6 +115,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
     )
+    run.add_argument(
+        "--server-cpu",
+        type=float,
+        metavar="FRACTION",
+        help="run the private sshd and its sessions under a CPU quota of FRACTION cores (0.1 = a tenth of one "
+        "core), to emulate a slow server; root",
+    )
     add_db_option(run)
     run.add_argument(
         "--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, with its stored settings"
@@ -196,6 +203,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         no_aesni=args.no_aesni,
         baselines=not args.no_baselines,
         dropbear_window=args.dropbear_window,
+        server_cpu=args.server_cpu,
     )
     progress = Progress(
         TextColumn("{task.description}"),

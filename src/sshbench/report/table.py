@@ -52,6 +52,8 @@ def environment_header(result: RunResult) -> Table:
         ("Trials", f"{result.settings.runs} runs + {result.settings.warmup} warm-up, interleaved"),
         ("Transfer", _transfer_line(result)),
     ]
+    if result.settings.server_cpu is not None:  # --server-cpu: an emulated slow server
+        rows.append(("Server CPU", f"emulated: {result.settings.server_cpu:g} cores (cgroup CPU quota on the sshd)"))
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()

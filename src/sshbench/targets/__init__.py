@@ -37,6 +37,16 @@ def check_settings(settings: RunSettings) -> None:
             raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
     if emulated and servers != ["openssh"]:
         raise UsageError(f"--link {emulated[0].name} works with the private OpenSSH server only for now")
+    if settings.server_cpu is not None:
+        from sshbench.targets import cpu_quota
+
+        if settings.host is not None or servers != ["openssh"]:
+            raise UsageError(
+                "--server-cpu limits the private OpenSSH server started here; it cannot be combined "
+                "with a HOST or another --server"
+            )
+        if reason := cpu_quota.missing_requirement():
+            raise UsageError(reason)
     if settings.dropbear_window is not None and "dropbear" not in servers:
         raise UsageError("--dropbear-window sets the receive window of --server dropbear; add that server")
     for name in servers:

@@ -24,6 +24,7 @@ from sshbench.errors import RunError
 from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
+from sshbench.targets.cpu_quota import CpuQuota, CpuQuotaError
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
@@ -61,8 +62,13 @@ class PrivateOpenSSH(LocalServer):
         ssh: str = "ssh",
         env: dict[str, str] | None = None,
         extra_config: dict[str, str] | None = None,
+        server_cpu: float | None = None,
     ) -> None:
         self.sshd_path = find_sshd(sshd)
+        # --server-cpu: sshd (and every session it forks) in a cgroup with this many cores' quota
+        self.server_cpu = server_cpu
+        self.quota: CpuQuota | None = None
+        self.quota_stats: dict[str, int] = {}
         super().__init__(ssh=ssh, env=env)
         # sshd_config lines that override ours (e.g. a narrower Ciphers list to emulate a strict server)
         self.extra_config = dict(extra_config or {})
@@ -76,8 +82,10 @@ class PrivateOpenSSH(LocalServer):
             # Every link of the run (loopback included) through one namespace pair (sshbench.links).
             from sshbench.targets.netns_openssh import NetnsOpenSSH
 
-            return NetnsOpenSSH(links, sshd=settings.sshd, ssh=settings.ssh, env=env)
-        return cls(sshd=settings.sshd, ssh=settings.ssh, env=env)
+            target = NetnsOpenSSH(links, sshd=settings.sshd, ssh=settings.ssh, env=env)
+            target.server_cpu = settings.server_cpu
+            return target
+        return cls(sshd=settings.sshd, ssh=settings.ssh, env=env, server_cpu=settings.server_cpu)
 
     # --- set-up -------------------------------------------------------------------------------
 
@@ -215,7 +223,27 @@ class PrivateOpenSSH(LocalServer):
         )
 
     def _launch(self, config: Path, cleanup: Cleanup) -> None:
+        if self.server_cpu is not None and self.quota is None:
+            # Made before sshd (so undone after it is stopped), removed with whatever is still inside.
+            quota = CpuQuota(self.server_cpu)
+
+            def remove() -> None:  # the counters are kept for describe(), read after the cleanup
+                self.quota_stats = quota.throttled()
+                quota.destroy(kill=True)
+
+            cleanup.push(remove)
+            try:
+                quota.create()
+            except CpuQuotaError as err:
+                raise RunError(str(err)) from None
+            self.quota = quota
         self._spawn([*self.server_prefix(), self.sshd_path, "-D", "-e", "-f", str(config)], cleanup, self.env)
+        if self.quota is not None and self.process is not None:
+            # Before the first connection (the login probe): every session sshd forks is born inside.
+            try:
+                self.quota.add(self.process.pid)
+            except CpuQuotaError as err:
+                raise RunError(str(err)) from None
 
     def _ready_line(self, line: str) -> bool:
         # sshd says "Server listening on 127.0.0.1 port N." once bound
@@ -249,4 +277,8 @@ class PrivateOpenSSH(LocalServer):
             return None
 
     def describe(self) -> dict:
-        return {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
+        described = {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
+        if self.quota is not None:
+            stats = self.quota.throttled() or self.quota_stats
+            described["server_cpu"] = {**self.quota.describe(), "throttled": stats}
+        return described

@@ -15,11 +15,14 @@ from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
+from sshbench.targets import remote_scratch
 from sshbench.targets.base import Target, probe
 
 
 class RemoteHost(Target):
     kind = "remote"
+    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp.RemoteTcpSink)
+    remote_raw_tcp = True
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
@@ -36,6 +39,10 @@ class RemoteHost(Target):
         self._client: ClientAlgorithms | None = None
         self._server: ServerAlgorithms | None = None
         self.label = host
+        self.record: remote_scratch.RemoteRecord | None = None
+        self.raw_tcp_skip_reason: str | None = None
+        #: what a kill -9'd earlier run left on this host and start() removed (for a notice)
+        self.removed_leftovers: list[str] = []
 
     def _config_args(self) -> list[str]:
         return ["-F", self.ssh_config] if self.ssh_config else []
@@ -66,6 +73,46 @@ class RemoteHost(Target):
         self.server_version = parse_ssh_log(log).remote_version
         self._client.strict_kex = kexinit.client_strict_kex_from_log(log)
         self._server = server
+        identity = f"{user}@{hostname}:{port}"
+        self.removed_leftovers = remote_scratch.remove_stale(
+            identity, lambda command: self.run_remote(command, None, 60)
+        )
+        self.record = remote_scratch.RemoteRecord(identity)
+        # The raw TCP control's sink runs with the remote's python3 (sshbench.baselines.raw_tcp).
+        python_status, python_path = self.run_remote("command -v python3", None, 30)
+        self.remote_raw_tcp = python_status == 0 and bool(python_path.strip())
+        if not self.remote_raw_tcp:
+            self.raw_tcp_skip_reason = f"raw TCP control skipped: {self.host} has no python3 to run its sink"
+
+    def raw_tcp_path(self) -> dict:
+        """The raw TCP control: its sink started on the remote over ssh, the sender connecting to it directly."""
+        return {"remote_ssh": [self.ssh, *self.client_options(), *self.destination()], "env": self.client_env()}
+
+    def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
+        """As Target's, but the path is recorded here before it is made there (remote_scratch), so that a
+        kill -9'd run's dir is removed by the next run against this host."""
+        if self.record is None:
+            return super().make_scratch_dir(where, cleanup)
+        record = self.record
+        name = remote_scratch.new_name()
+        first = "/dev/shm" if where == "tmpfs" else "/var/tmp"
+        candidates = [f"{base}/{name}" for base in (first, "/tmp")]
+        record.add(candidates)
+        status, out = self.run_remote(
+            f'for d in {" ".join(candidates)}; do mkdir -m 700 "$d" 2>/dev/null && echo "$d" && exit 0; done; '
+            "echo 'mkdir failed'; exit 1"
+        )
+        path = out.strip().splitlines()[-1] if status == 0 and out.strip() else ""
+        if path not in candidates:
+            record.discard(candidates)
+            raise RunError(f"cannot make a scratch dir on {self.label}: {out.strip() or 'no output'}")
+
+        def remove() -> None:
+            if self.run_remote(f"rm -rf '{path}'")[0] == 0:
+                record.discard(candidates)
+
+        cleanup.push(remove)
+        return path
 
     def client_options(self) -> list[str]:
         # The user's own configuration decides identity, port, proxy, known hosts; we only make it
