@@ -154,8 +154,9 @@ def parse_duration(text: str) -> float:
     return total
 
 
-def parse_runs(text: str) -> int | None:
+def parse_runs(text: str | int) -> int | None:
     """`--runs N` (a positive count) or `--runs auto` (None)."""
+    text = str(text)
     if text.strip().lower() == "auto":
         return None
     try:

@@ -35,6 +35,16 @@ def _transfer_line(result: RunResult) -> str:
     )
 
 
+def _trials_line(result: RunResult) -> str:
+    s = result.settings
+    rounds = summary.rounds_run(result)
+    seed = getattr(s, "seed", None)
+    order = f"interleaved, order shuffled (seed {seed})" if seed is not None else "interleaved"
+    if getattr(s, "adaptive", False):
+        return f"runs auto: {rounds} rounds (at least {s.runs}, budget {s.budget_s:g} s) + {s.warmup} warm-up, {order}"
+    return f"{s.runs} runs + {s.warmup} warm-up, {order}"
+
+
 def environment_header(result: RunResult) -> Table:
     env = result.environment
     flags = env.get("crypto_flags") or {}
@@ -49,7 +59,7 @@ def environment_header(result: RunResult) -> Table:
         ("Server", f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
-        ("Trials", f"{result.settings.runs} runs + {result.settings.warmup} warm-up, interleaved"),
+        ("Trials", _trials_line(result)),
         ("Transfer", _transfer_line(result)),
     ]
     table = Table.grid(padding=(0, 2))
