@@ -183,7 +183,12 @@ def decision_lines(result: RunResult) -> list[str]:
     for pair in summary.undecided(result):
         e = pair.estimate
         more = stats.pairs_to_decide(e, margin)
-        runs = f"about {more} rounds would decide it" if more else "more rounds would decide it"
+        if more is None:
+            runs = "more rounds would decide it"
+        elif more <= PRACTICAL_ROUNDS:
+            runs = f"about {more} rounds would decide it"
+        else:  # a ratio about the tie margin: no budget settles it
+            runs = f"its ratio is close to the ±{margin:.0%} tie margin: even {PRACTICAL_ROUNDS} rounds would not decide it"
         out.append(
             f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
             f"(ratio {e.ratio:.2f}, {e.low:.2f}-{e.high:.2f}); {runs}"
@@ -196,6 +201,7 @@ def _short(label: str) -> str:
 
 
 CONFIDENCE = 0.95
+PRACTICAL_ROUNDS = 100  # beyond this "about N rounds would decide it" is no advice
 
 
 def handshake_table(result: RunResult) -> Table | None:
