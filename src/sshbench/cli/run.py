@@ -46,9 +46,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--runs",
-        default="5",
-        help="measured rounds per combination, or 'auto': 3, then more only for combinations still "
-        "undecided against a neighbour, within --budget (default 5)",
+        default="auto",
+        help="measured rounds per combination (a fixed count), or 'auto': 3, then more only for combinations "
+        "still undecided against a neighbour, within --budget (default auto)",
     )
     run.add_argument(
         "--budget", default="60s", help="--runs auto: stop adding rounds after this long, e.g. 90s, 5m (default 60s)"
@@ -187,7 +187,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.report import json_export, table
 
     runs = parse_runs(args.runs)
-    if runs is None and args.resume is not None:
+    given_runs = any(a == "--runs" or a.startswith("--runs=") for a in getattr(args, "argv", None) or [])
+    if runs is None and given_runs and args.resume is not None:
         raise UsageError(
             "--runs auto cannot be given with --resume: the stored run keeps its own --runs (drop --runs auto)"
         )
