@@ -162,7 +162,12 @@ def _relative_cell(s: summary.Summary) -> str:
     ci = s.relative_to_fastest_ci95
     if not ci or ci == [1.0, 1.0]:
         return f"{s.relative_to_fastest:.2f}"
-    return f"{s.relative_to_fastest:.2f} ({ci[0]:.2f}-{ci[1]:.2f})"
+    return f"{s.relative_to_fastest:.2f} ({_factor(ci[0])}-{_factor(ci[1])})"
+
+
+def _factor(value: float) -> str:
+    """A ratio in three significant figures at most (a wide interval stays narrow on screen)."""
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def decision_lines(result: RunResult) -> list[str]:
@@ -191,7 +196,7 @@ def decision_lines(result: RunResult) -> list[str]:
             runs = f"its ratio is close to the ±{margin:.0%} tie margin: even {PRACTICAL_ROUNDS} rounds would not decide it"
         out.append(
             f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
-            f"(ratio {e.ratio:.2f}, {e.low:.2f}-{e.high:.2f}); {runs}"
+            f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {runs}"
         )
     return out
 
