@@ -9,8 +9,8 @@ from sshbench.summary import quartiles, summarise_handshakes, summarise_transfer
 from sshbench.units import GIB, MIB
 
 
-def _trial(combo, mib_s, *, valid=True, warmup=False, size=64 * MIB, cpu=0.1, kind="transfer"):
-    t = Trial(combination=combo, kind=kind, repetition=0, warmup=warmup, payload_bytes=size, started_at=0.0)
+def _trial(combo, mib_s, *, valid=True, warmup=False, size=64 * MIB, cpu=0.1, kind="transfer", rep=0):
+    t = Trial(combination=combo, kind=kind, repetition=rep, warmup=warmup, payload_bytes=size, started_at=0.0)
     t.valid = valid
     t.data_s = size / MIB / mib_s
     t.wall_s = t.data_s + 0.3
@@ -98,3 +98,56 @@ def test_adaptive_size():
     assert needs_bigger_probe(0.05, 16 * MIB, 1.0, GIB)
     assert not needs_bigger_probe(0.5, 16 * MIB, 1.0, GIB)
     assert not needs_bigger_probe(0.05, GIB, 1.0, GIB)
+
+
+# --- the decision figures (issue 12) ------------------------------------------------------------
+
+GCM256 = Combination("aes256-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
+
+
+def _rounds(combo, rates):
+    return [_trial(combo, r, rep=i) for i, r in enumerate(rates)]
+
+
+def test_decision_figures_from_rounds_with_common_mode_noise():
+    # Round 2 is slow for everyone (a busy minute): paired ratios cancel it, the medians do not.
+    slowdown = [1.0, 1.0, 0.6, 1.0, 0.95, 1.0]
+    fast = _rounds(FAST, [800 * f for f in slowdown])
+    tied = _rounds(GCM256, [800 * f * g for f, g in zip(slowdown, (1.0, 1.01, 0.99, 1.0, 1.005, 0.995))])
+    slow = _rounds(SLOW, [20 * f for f in slowdown])
+    summaries = summarise_transfers(fast + tied + slow)
+    by = {s.combination: s for s in summaries}
+    assert summaries[-1].combination == SLOW
+    # 6 trials: the order-statistic interval at its real level (min-max, 96.9%)
+    assert by[FAST].ci95_mib_s == [pytest.approx(480), pytest.approx(800)]
+    assert by[FAST].ci_coverage == pytest.approx(0.96875)
+    # tied within 3%: a shared rank; the slow one ordered behind, rank 3
+    assert by[FAST].rank == by[GCM256].rank == 1
+    assert {by[FAST].rank_label, by[GCM256].rank_label} == {"=1"}
+    assert by[SLOW].rank == 3 and by[SLOW].rank_label == "3"
+    assert all(s.decided for s in summaries)
+    # "x fastest" with its paired CI: exactly 40 in every round, so the interval is tight around it
+    low, high = by[SLOW].relative_to_fastest_ci95
+    assert low == pytest.approx(40) and high == pytest.approx(40)
+    assert by[SLOW].relative_to_fastest == pytest.approx(40)
+    assert summaries[0].relative_to_fastest_ci95 == [1.0, 1.0]
+    assert by[FAST].cpu_s_per_gib_ci95 is not None
+    assert by[FAST].outlier_trials == [2]  # the slow round stands out in one combination's own rates
+    assert not by[FAST].slow_first_trial
+
+
+def test_undecided_and_slow_first_trial_and_few_trials():
+    a = _rounds(FAST, [100, 300, 150])  # paired ratios all over the place: undecided
+    b = _rounds(GCM256, [200, 140, 160])
+    by = {s.combination: s for s in summarise_transfers(a + b)}
+    assert not by[FAST].decided and not by[GCM256].decided
+    assert by[FAST].ci_coverage == pytest.approx(0.75)  # 3 trials: the min-max range covers 75%
+    first = {s.combination: s for s in summarise_transfers(_rounds(FAST, [10, 100, 101, 99, 100, 102]))}
+    assert first[FAST].slow_first_trial and first[FAST].outlier_trials == [0]
+
+
+def test_old_trials_without_rounds_still_summarise():
+    # Hand-made trials all in round 0: merged into one rate per combination; nothing decided.
+    fast, slow = summarise_transfers([_trial(FAST, r) for r in (800, 700)] + [_trial(SLOW, r) for r in (20, 21)])
+    assert fast.combination == FAST and fast.rank == 1 and slow.rank == 2
+    assert fast.decided is False and fast.ci95_mib_s == [700, 800]

@@ -8,6 +8,7 @@ load on a shared machine spreads over all combinations instead of sinking one.
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -94,12 +95,15 @@ def schedule(
     warmup: int,
     calibrate: bool,
     raw_tcp: Combination | list[Combination] | None = None,
+    seed: int | None = None,
 ) -> list[ScheduledTrial]:
     """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes.
     Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
     sftp, rsync) has a handshake figure when its calibration probe needs a rate.
     `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination
-    (a list: one per emulated link)."""
+    (a list: one per emulated link). `seed`: the transfers of each measured pass in an order shuffled
+    with it (recorded in the settings, so a run can be replayed); None keeps the matrix order."""
+    rng = random.Random(seed) if seed is not None else None
     plan: list[ScheduledTrial] = []
     raw_tcps = [] if raw_tcp is None else [raw_tcp] if isinstance(raw_tcp, Combination) else list(raw_tcp)
     warmup_passes = max(warmup, 1 if calibrate else 0)
@@ -108,10 +112,20 @@ def schedule(
         plan.extend(ScheduledTrial(c, "transfer", rep, True, calibration=calibrate and rep == 0) for c in transfers)
         plan.extend(ScheduledTrial(r, "raw-tcp", rep, True, calibration=calibrate and rep == 0) for r in raw_tcps)
     for rep in range(runs):
-        plan.extend(ScheduledTrial(c, "handshake", rep, False) for c in handshakes)
-        plan.extend(ScheduledTrial(c, "transfer", rep, False) for c in transfers)
+        plan.extend(measured_round(transfers, handshakes, rep, rng))
         plan.extend(ScheduledTrial(r, "raw-tcp", rep, False) for r in raw_tcps)
     return plan
+
+
+def measured_round(
+    transfers: list[Combination], handshakes: list[Combination], rep: int, rng: random.Random | None = None
+) -> list[ScheduledTrial]:
+    """One measured pass: its handshakes, then every transfer once (shuffled by `rng` when given)."""
+    order = rng.sample(transfers, len(transfers)) if rng is not None else list(transfers)
+    return [
+        *(ScheduledTrial(c, "handshake", rep, False) for c in handshakes),
+        *(ScheduledTrial(c, "transfer", rep, False) for c in order),
+    ]
 
 
 def select_algorithms(

@@ -7,6 +7,8 @@ already measured are returned in the RunResult so they can be reported and saved
 from __future__ import annotations
 
 import os
+import random
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,7 +26,7 @@ from sshbench.payload import (
     needs_bigger_probe,
     size_for_rate,
 )
-from sshbench.plan import ScheduledTrial, handshake_combinations, plan_matrix, schedule
+from sshbench.plan import ScheduledTrial, handshake_combinations, measured_round, plan_matrix, schedule
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.targets import Target, cpu_quota, make_target
@@ -35,6 +37,7 @@ from sshbench.trial_files import TrialPaths
 from sshbench.units import format_size
 
 TrialCallback = Callable[[int, int, Trial], None]
+MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
 
 
 class Runner:
@@ -49,6 +52,8 @@ class Runner:
         check_target_settings(settings)
         if settings.no_aesni:
             baseline_hooks.aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
+        if settings.seed is None:  # recorded with the run (settings/JSON), so its order can be replayed
+            settings.seed = random.randrange(2**31)
         self.settings = settings
         self.on_trial = on_trial
         self.on_plan = on_plan
@@ -182,19 +187,78 @@ class Runner:
         for raw_combo in raw_tcp_combos:
             sizes[raw_combo] = s.size or min(PROBE_SIZE, s.max_size)
         plan = schedule(
-            combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None, raw_tcp=raw_tcp_combos or None
+            combos,
+            handshakes,
+            s.runs,
+            s.warmup,
+            calibrate=fixed_size is None,
+            raw_tcp=raw_tcp_combos or None,
+            seed=s.seed,
         )
         if self.resume_from is not None:
             plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
             self.on_plan(len(plan))
+        self._started = time.monotonic()
         for index, item in enumerate(plan):
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if item.calibration:
                 self._calibrate(target, item, trial, sizes, payloads, workdir, index, len(plan))
+        if s.adaptive:
+            self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
+
+    def _adaptive_rounds(
+        self, target: Target, sizes: dict[Combination, int], payloads: PayloadStore, workdir, done: int
+    ) -> None:
+        """--runs auto: after the first measured rounds, a round at a time for the combinations still
+        undecided against a neighbour (statistics.combinations_needing_rounds), until every pair is
+        ordered or tied, or the next round would not fit in --budget (counted from the first trial)."""
+        from sshbench import statistics as stats
+
+        s = self.settings
+        rng = random.Random(s.seed + 1 if s.seed is not None else None)
+        rounds = max((t.repetition + 1 for t in self.result.trials if not t.warmup), default=0)
+        reason = "every pair is decided"
+        while True:
+            rankings = summary.rankings(self.result.trials, s.tie)
+            needing = [c for r in rankings.values() for c in stats.combinations_needing_rounds(r)]
+            if not needing:
+                break
+            if rounds >= MAX_AUTO_ROUNDS:
+                reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
+                break
+            elapsed = time.monotonic() - self._started
+            if elapsed + self._round_cost(needing) > s.budget_s:
+                reason = f"the --budget of {s.budget_s:g} s is spent"
+                break
+            plan = measured_round(needing, handshake_combinations(needing), rounds, rng)
+            total = done + len(plan)
+            if self.on_plan:
+                self.on_plan(total)
+            for index, item in enumerate(plan, start=done):
+                self._record(index, total, self._one(target, item, sizes, payloads, workdir), target)
+            done, rounds = total, rounds + 1
+        undecided = summary.rankings(self.result.trials, s.tie)
+        left = sum(len(stats.undecided_pairs(r)) for r in undecided.values())
+        self.result.notices.append(
+            f"--runs auto: {rounds} measured rounds; stopped because {reason}"
+            + (f"; {left} neighbouring pair(s) stayed undecided (named under the table)" if left else "")
+        )
+
+    def _round_cost(self, combos: list[Combination]) -> float:
+        """Seconds one more round of these would take: each one's median measured trial wall time (a
+        handshake's for the connection), with a margin for spawning."""
+        walls: dict[Combination, list[float]] = {}
+        for t in self.result.trials:
+            if not t.warmup and t.wall_s is not None and t.kind == "transfer":
+                walls.setdefault(t.combination, []).append(t.wall_s)
+        handshake = [t.wall_s for t in self.result.trials if t.kind == "handshake" and t.wall_s is not None]
+        per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
+        per_round += statistics.median(handshake) if handshake else 0.0
+        return per_round * 1.2
 
     def _note_payloads(self) -> None:
         ratios = self._files.zlib_ratios

@@ -13,7 +13,11 @@ from sshbench.errors import UsageError
 from sshbench.links import parse_links
 from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
 from sshbench.results import NO_COMPRESSION
+from sshbench.statistics import DEFAULT_TIE_MARGIN
 from sshbench.units import GIB, format_size
+
+DEFAULT_TIE = DEFAULT_TIE_MARGIN
+DEFAULT_BUDGET_S = 60.0
 
 
 @dataclass
@@ -45,12 +49,21 @@ class RunSettings:
     baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
     dropbear_window: int | None = None  # --server dropbear: its receive window -W in bytes (None: Dropbear's)
     server_cpu: float | None = None  # --server-cpu: the private sshd under a CPU quota, in cores (None: none)
+    # Fields added with issue 12 (runs stored before them load with these defaults).
+    tie: float = DEFAULT_TIE  # --tie: ratios within [1/(1+tie), 1+tie] are "the same speed"
+    seed: int | None = None  # order within a round is shuffled with this (None: chosen when the run starts)
+    adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
+    budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
         names and options (sshbench.targets.check_settings, sshbench.tools.get_tool) when the Runner is made."""
         if self.runs < 1:
             raise UsageError(f"--runs must be at least 1 (got {self.runs})")
+        if not 0.0 <= self.tie <= MAX_TIE:
+            raise UsageError(f"--tie must be a percentage from 0% to {MAX_TIE:.0%} (got {self.tie:.1%})")
+        if self.budget_s <= 0:
+            raise UsageError("--budget must be positive")
         if self.warmup < 0:
             raise UsageError(f"--warmup cannot be negative (got {self.warmup})")
         if self.size is not None and self.size < MIN_SIZE:
@@ -117,6 +130,51 @@ class RunSettings:
 
 
 SINKS = ("null", "tmpfs", "disk")
+MAX_TIE = 0.5
+MIN_AUTO_RUNS = 3  # --runs auto: measured rounds before any is decided
+
+
+def parse_tie(text: str) -> float:
+    """`--tie 3%` (or `3`, or `0.5%`) as a fraction; UsageError unless a percentage from 0 to 50%."""
+    number = text.strip().removesuffix("%").strip()
+    try:
+        value = float(number) / 100.0
+    except ValueError:
+        raise UsageError(f"--tie {text!r} is not a percentage (e.g. 3%)") from None
+    if not 0.0 <= value <= MAX_TIE or value != value:
+        raise UsageError(f"--tie {text!r}: must be from 0% to {MAX_TIE:.0%}")
+    return value
+
+
+def parse_duration(text: str) -> float:
+    """`--budget 90s`, `5m`, `1h`, `1m30s` or plain seconds; UsageError unless a positive time."""
+    import re
+
+    raw = text.strip().lower()
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", raw)
+    if not raw or parts is None or not any(parts.groups()):
+        raise UsageError(f"--budget {text!r} is not a time (e.g. 90s, 5m)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in parts.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise UsageError(f"--budget {text!r} must be positive")
+    return total
+
+
+def parse_runs(text: str | int) -> int | None:
+    """`--runs N` (a positive count) or `--runs auto` (None)."""
+    text = str(text)
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"--runs {text!r}: a count (e.g. 5) or 'auto'") from None
+    if value < 1:
+        raise UsageError(f"--runs must be at least 1 (got {value})")
+    return value
+
+
 ZLIB = "zlib@openssh.com"
 
 

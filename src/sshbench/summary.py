@@ -5,9 +5,10 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
+from sshbench import statistics as stats
 from sshbench.results import Combination, RunResult, Trial
 from sshbench.units import GIB
 
@@ -39,6 +40,16 @@ class Summary:
     wire_ratio: float | None = None  # SSH bytes on the wire / payload bytes
     # valid, but no data phase could be told apart (wall time within handshake jitter): too small a payload
     unmeasured_trials: int = 0
+    # The decision figures (docs/statistics.md): null where no valid trial was measured.
+    ci95_mib_s: list[float] | None = None  # [low, high] of the median (median_ci)
+    ci_coverage: float | None = None  # its real level: below 0.95 with fewer than 6 trials
+    cpu_s_per_gib_ci95: list[float] | None = None  # client + server CPU s/GiB, [low, high] of the median
+    rank: int | None = None  # within its client/server pair; shared by tied neighbours
+    rank_label: str | None = None  # "3", or "=1" when shared
+    decided: bool | None = None  # ordered or tied against both neighbours
+    relative_to_fastest_ci95: list[float] | None = None  # [low, high] of relative_to_fastest, paired by round
+    outlier_trials: list[int] = field(default_factory=list)  # repetitions flagged by modified z-score (kept)
+    slow_first_trial: bool = False  # the first measured trial is a slow outlier: add warm-up
 
     def to_json(self) -> dict:
         c = self.combination
@@ -75,6 +86,15 @@ class Summary:
                     "wide_spread",
                     "wire_ratio",
                     "unmeasured_trials",
+                    "ci95_mib_s",
+                    "ci_coverage",
+                    "cpu_s_per_gib_ci95",
+                    "rank",
+                    "rank_label",
+                    "decided",
+                    "relative_to_fastest_ci95",
+                    "outlier_trials",
+                    "slow_first_trial",
                 )
             },
         }
@@ -145,7 +165,89 @@ def _wire_ratio(trials: list[Trial]) -> float | None:
     return _median_or_none(ratios)
 
 
-def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Summary]:
+def rates_by_round(trials: list[Trial], kind: str = "transfer") -> dict[Combination, dict[int, float]]:
+    """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
+    statistics.rank_groups and paired_ratio_ci take. Two trials of one round (never in a run, possible
+    in hand-made data) are merged into their median."""
+    collected: dict[Combination, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for t in trials:
+        if t.kind == kind and not t.warmup and t.valid and t.mib_s:
+            collected[t.combination][t.repetition].append(t.mib_s)
+    return {
+        combo: {rep: statistics.median(values) for rep, values in by_round.items()}
+        for combo, by_round in collected.items()
+    }
+
+
+def rankings(
+    trials: list[Trial], tie_margin: float = stats.DEFAULT_TIE_MARGIN, kind: str = "transfer"
+) -> dict[tuple[str, str], stats.Ranking[Combination]]:
+    """One ranking in groups per client/server implementation pair (statistics.rank_groups)."""
+    by_pair: dict[tuple[str, str], dict[Combination, dict[int, float]]] = defaultdict(dict)
+    for combo, by_round in rates_by_round(trials, kind).items():
+        by_pair[implementation_pair(combo)][combo] = by_round
+    return {pair: stats.rank_groups(rates, tie_margin) for pair, rates in by_pair.items()}
+
+
+def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_scoped: bool) -> list[float] | None:
+    """The median CI of per-trial (client + server) CPU seconds per GiB."""
+    values = [
+        (
+            max(t.client_cpu_s - (fixed[1] or 0.0), 0.0)
+            + max(t.server_cpu_s - ((fixed[2] or 0.0) if connection_scoped else 0.0), 0.0)
+        )
+        / (t.payload_bytes / GIB)
+        for t in trials
+        if t.client_cpu_s is not None and t.server_cpu_s is not None and t.payload_bytes > 0
+    ]
+    return list(stats.median_ci(values)) if values else None
+
+
+def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: str) -> None:
+    """CIs, ranks in groups, the paired "x fastest" interval and outliers, onto the summaries."""
+    rates = rates_by_round(trials, kind)
+    ranked = {
+        entry.key: entry for ranking in rankings(trials, tie_margin, kind).values() for entry in ranking.combinations
+    }
+    fastest: dict[tuple[str, str], Summary] = {}  # the same row relative_to_fastest divides by
+    for s in summaries:
+        pair = implementation_pair(s.combination)
+        if (
+            s.median_mib_s
+            and s.combination in rates
+            and s.median_mib_s > (fastest[pair].median_mib_s or 0.0 if pair in fastest else 0.0)
+        ):
+            fastest[pair] = s
+    for s in summaries:
+        by_round = rates.get(s.combination)
+        if not by_round:
+            continue
+        measured = sorted(
+            (
+                t
+                for t in trials
+                if t.kind == kind and not t.warmup and t.valid and t.mib_s and t.combination == s.combination
+            ),
+            key=lambda t: (t.repetition, t.started_at),
+        )
+        values = [t.mib_s for t in measured if t.mib_s]
+        s.ci95_mib_s = list(stats.median_ci(values))
+        s.ci_coverage = stats.median_ci_coverage(len(values))
+        entry = ranked[s.combination]
+        s.rank, s.rank_label, s.decided = entry.rank, entry.rank_label, entry.decided
+        best = fastest[implementation_pair(s.combination)].combination
+        if best == s.combination:
+            s.relative_to_fastest_ci95 = [1.0, 1.0]
+        else:
+            estimate = stats.paired_ratio_ci(rates[best], by_round)
+            s.relative_to_fastest_ci95 = [estimate.low, estimate.high]
+        s.outlier_trials = [measured[i].repetition for i in stats.modified_z_outliers(values)]
+        s.slow_first_trial = stats.slow_first_trial(values)
+
+
+def summarise_transfers(
+    trials: list[Trial], kind: str = "transfer", tie_margin: float = stats.DEFAULT_TIE_MARGIN
+) -> list[Summary]:
     """One Summary per combination from the measured (non-warm-up) transfer trials, fastest first.
     `kind="raw-tcp"` summarises the raw TCP control the same way (sshbench.baselines)."""
     groups: dict[Combination, list[Trial]] = defaultdict(list)
@@ -187,6 +289,9 @@ def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Sum
                     median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
                     median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
                     wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
+                    cpu_s_per_gib_ci95=_cpu_ci(
+                        valid, fixed_costs.get(combo.shape, (None,) * 3), _connection_scoped(valid)
+                    ),
                 )
             )
         else:
@@ -223,10 +328,19 @@ def summarise_transfers(trials: list[Trial], kind: str = "transfer") -> list[Sum
         best = fastest.get(implementation_pair(s.combination))
         if best and s.median_mib_s:
             s.relative_to_fastest = best / s.median_mib_s
+    _add_decisions(summaries, trials, tie_margin, kind)
+    # Fastest first in the ranking's order (a row's median may sit below the next row's where the
+    # rounds, paired, say it is faster: statistics.rank_groups).
+    position = {
+        entry.key: i
+        for ranking in rankings(trials, tie_margin, kind).values()
+        for i, entry in enumerate(ranking.combinations)
+    }
     summaries.sort(
         key=lambda s: (
             implementation_order(s.combination),
             s.median_mib_s is None,
+            position.get(s.combination, 0),
             -(s.median_mib_s or 0.0),
             s.combination,
         )
@@ -310,7 +424,57 @@ def cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:
 
 def summaries(result: RunResult) -> list[Summary]:
     """The transfer summaries of a run, ranked per implementation pair (computed once)."""
-    return cached(result, "summaries", lambda: summarise_transfers(result.trials))
+    return cached(result, "summaries", lambda: summarise_transfers(result.trials, tie_margin=tie_margin(result)))
+
+
+def tie_margin(result: RunResult) -> float:
+    """The run's --tie (runs stored before it existed: the default)."""
+    return getattr(result.settings, "tie", stats.DEFAULT_TIE_MARGIN)
+
+
+def run_rankings(result: RunResult) -> dict[tuple[str, str], stats.Ranking[Combination]]:
+    """The rankings in groups of a run's transfers, per implementation pair (computed once)."""
+    return cached(result, "rankings", lambda: rankings(result.trials, tie_margin(result)))
+
+
+def undecided(result: RunResult) -> list[stats.PairDecision[Combination]]:
+    """The neighbouring pairs the run could not decide, fastest pair first."""
+    return [p for ranking in run_rankings(result).values() for p in stats.undecided_pairs(ranking)]
+
+
+def rounds_run(result: RunResult) -> int:
+    """Measured rounds (distinct repetitions of measured transfer trials)."""
+    return len({t.repetition for t in result.trials if t.kind == "transfer" and not t.warmup})
+
+
+def stats_json(result: RunResult) -> dict:
+    """The JSON's top-level `stats`: how the decision figures were computed and what stayed open."""
+    settings = result.settings
+    pairs = []
+    for p in undecided(result):
+        pairs.append(
+            {
+                "faster": p.faster.label,
+                "slower": p.slower.label,
+                "ratio": p.estimate.ratio,
+                "ci95": [p.estimate.low, p.estimate.high],
+                "method": p.estimate.method,
+                "n_pairs": p.estimate.n_pairs,
+                "rounds_to_decide": stats.pairs_to_decide(p.estimate, tie_margin(result)),
+            }
+        )
+    return {
+        "confidence": stats.DEFAULT_CONFIDENCE,
+        "median_ci_method": "order statistics (sign-test interval); min-max below 6 trials, see ci_coverage",
+        "ratio_ci_method": f"{stats.PAIRED_LOG_T} (paired by round; {stats.UNPAIRED_MEDIANS} below {stats.MIN_PAIRS})",
+        "outliers": f"modified z-score above {stats.OUTLIER_Z} (flagged, kept)",
+        "tie_margin": tie_margin(result),
+        "runs": "auto" if getattr(settings, "adaptive", False) else getattr(settings, "runs", None),
+        "budget_s": getattr(settings, "budget_s", None) if getattr(settings, "adaptive", False) else None,
+        "rounds_run": rounds_run(result),
+        "seed": getattr(settings, "seed", None),
+        "undecided_pairs": pairs,
+    }
 
 
 def handshakes(result: RunResult) -> list[HandshakeSummary]:

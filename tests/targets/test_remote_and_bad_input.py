@@ -100,7 +100,7 @@ def test_authentication_failure(fake_remote):
         (("--size", "lots"), 2, "not a size: 'lots'"),
         (("--size", "10K"), 2, "too small"),
         (("--runs", "0"), 2, "--runs must be at least 1"),
-        (("--runs", "x"), 2, "invalid int value"),
+        (("--runs", "x"), 2, "a count (e.g. 5) or 'auto'"),
         (("--sshd", "/nonexistent/sshd"), 1, "apt-get install openssh-server"),
     ],
 )

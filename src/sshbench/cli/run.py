@@ -19,7 +19,7 @@ from sshbench.cli.common import add_db_option
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
-from sshbench.settings import RunSettings
+from sshbench.settings import MIN_AUTO_RUNS, RunSettings, parse_duration, parse_runs, parse_tie
 from sshbench.store.recorder import RunRecorder
 from sshbench.units import parse_size
 
@@ -44,7 +44,24 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         default=parse_size("1G"),
         help="adaptive sizing never goes above this (default 1G)",
     )
-    run.add_argument("--runs", type=int, default=5, help="measured repetitions per combination (default 5)")
+    run.add_argument(
+        "--runs",
+        default="auto",
+        help="measured rounds per combination (a fixed count), or 'auto': 3, then more only for combinations "
+        "still undecided against a neighbour, within --budget (default auto)",
+    )
+    run.add_argument(
+        "--budget", default="60s", help="--runs auto: stop adding rounds after this long, e.g. 90s, 5m (default 60s)"
+    )
+    run.add_argument(
+        "--tie",
+        default="3%",
+        metavar="PCT",
+        help="neighbours whose 95%% CI of the ratio lies within this are tied and share a rank (default 3%%)",
+    )
+    run.add_argument(
+        "--seed", type=int, help="shuffle the order within each round with this seed (default: random, recorded)"
+    )
     run.add_argument("--warmup", type=int, default=1, help="warm-up passes, not counted (default 1)")
     run.add_argument(
         "--preset",
@@ -176,6 +193,13 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.cli.main import build_parser
     from sshbench.report import json_export, table
 
+    runs = parse_runs(args.runs)
+    given_runs = any(a == "--runs" or a.startswith("--runs=") for a in getattr(args, "argv", None) or [])
+    if runs is None and given_runs and args.resume is not None:
+        raise UsageError(
+            "--runs auto cannot be given with --resume: the stored run keeps its own --runs (drop --runs auto)"
+        )
+    tie, budget_s = parse_tie(args.tie), parse_duration(args.budget)
     recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
         host=args.host,
@@ -186,7 +210,11 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         size=args.size,
         seconds=args.seconds,
         max_size=args.max_size,
-        runs=args.runs,
+        runs=MIN_AUTO_RUNS if runs is None else runs,
+        adaptive=runs is None,
+        budget_s=budget_s,
+        tie=tie,
+        seed=args.seed,
         warmup=args.warmup,
         trial_timeout_s=args.trial_timeout,
         sshd=args.sshd,

@@ -35,6 +35,16 @@ def _transfer_line(result: RunResult) -> str:
     )
 
 
+def _trials_line(result: RunResult) -> str:
+    s = result.settings
+    rounds = summary.rounds_run(result)
+    seed = getattr(s, "seed", None)
+    order = f"interleaved, order shuffled (seed {seed})" if seed is not None else "interleaved"
+    if getattr(s, "adaptive", False):
+        return f"runs auto: {rounds} rounds (at least {s.runs}, budget {s.budget_s:g} s) + {s.warmup} warm-up, {order}"
+    return f"{s.runs} runs + {s.warmup} warm-up, {order}"
+
+
 def environment_header(result: RunResult) -> Table:
     env = result.environment
     flags = env.get("crypto_flags") or {}
@@ -49,7 +59,7 @@ def environment_header(result: RunResult) -> Table:
         ("Server", f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
-        ("Trials", f"{result.settings.runs} runs + {result.settings.warmup} warm-up, interleaved"),
+        ("Trials", _trials_line(result)),
         ("Transfer", _transfer_line(result)),
     ]
     if result.settings.server_cpu is not None:  # --server-cpu: an emulated slow server
@@ -103,7 +113,6 @@ def results_table(result: RunResult) -> Table:
         *columns,
         *([("wire/payload", "right")] if show_wire else []),
         ("MiB/s", "right"),
-        ("min-max", "right"),
         ("CV", "right"),
         ("x fastest", "right"),
         ("client CPU s/GiB", "right"),
@@ -113,23 +122,20 @@ def results_table(result: RunResult) -> Table:
         ("verdict", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    ranks: dict[tuple[str, str], int] = {}  # one ranking per client/server pair (summary.implementation_pair)
     for s in summaries:
         c = s.combination
-        rank = ranks[(c.client, c.server)] = ranks.get((c.client, c.server), 0) + 1
         cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
         table.add_row(
-            str(rank),
+            s.rank_label or "-",
             c.cipher,
             "(implicit)" if c.mac == IMPLICIT_MAC else c.mac,
             *([c.kex] if show_kex else []),
             *([f"{c.client}/{c.server}"] if show_impl else []),
             *([setup_label(c, varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
-            _fmt(s.median_mib_s),
-            f"{_fmt(s.min_mib_s, '.0f')}-{_fmt(s.max_mib_s, '.0f')}",
+            _rate_cell(s),
             cv,
-            _fmt(s.relative_to_fastest, ".2f"),
+            _relative_cell(s),
             _fmt(s.client_cpu_s_per_gib, ".2f"),
             _fmt(s.server_cpu_s_per_gib, ".2f"),
             f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",
@@ -138,6 +144,71 @@ def results_table(result: RunResult) -> Table:
             style=None if s.valid_trials else "red",
         )
     return table
+
+
+def _rate_cell(s: summary.Summary) -> str:
+    """`median ±half-width` of its CI (the half-width of [low, high]; `~` marks an interval below 95%)."""
+    if s.median_mib_s is None:
+        return "-"
+    if not s.ci95_mib_s or s.valid_trials < 2:
+        return _fmt(s.median_mib_s)
+    low, high = s.ci95_mib_s
+    mark = "~" if (s.ci_coverage or 0.0) < CONFIDENCE else ""
+    return f"{s.median_mib_s:.1f} ±{(high - low) / 2:.{0 if high - low >= 20 else 1}f}{mark}"
+
+
+def _relative_cell(s: summary.Summary) -> str:
+    """`x fastest` with its paired CI: `1.92 (1.85-2.01)`; the fastest row just `1.00`."""
+    if s.relative_to_fastest is None:
+        return "-"
+    ci = s.relative_to_fastest_ci95
+    if not ci or ci == [1.0, 1.0]:
+        return f"{s.relative_to_fastest:.2f}"
+    return f"{s.relative_to_fastest:.2f} ({_factor(ci[0])}-{_factor(ci[1])})"
+
+
+def _factor(value: float) -> str:
+    """A ratio in three significant figures at most (a wide interval stays narrow on screen)."""
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def decision_lines(result: RunResult) -> list[str]:
+    """Under the table: what the ± means where it is below 95%, ties, and one line per undecided pair."""
+    from sshbench import statistics as stats
+
+    out = []
+    rows = summary.summaries(result)
+    short = sorted({s.valid_trials for s in rows if s.ci_coverage is not None and s.ci_coverage < CONFIDENCE})
+    if short:
+        levels = ", ".join(f"{stats.median_ci_coverage(n):.0%} at {n}" for n in short if n > 0)
+        out.append(f"± is the 95% CI of the median; marked ~, fewer than 6 trials: the min-max range ({levels} trials)")
+    else:
+        out.append("± is the 95% confidence interval of the median; x fastest: paired by round, 95% CI")
+    margin = summary.tie_margin(result)
+    if any(s.rank_label and s.rank_label.startswith("=") for s in rows):
+        out.append(f"=N: tied (the 95% CI of their ratio lies within ±{margin:.0%}, --tie)")
+    for pair in summary.undecided(result):
+        e = pair.estimate
+        more = stats.pairs_to_decide(e, margin)
+        if more is None:
+            runs = "more rounds would decide it"
+        elif more <= PRACTICAL_ROUNDS:
+            runs = f"about {more} rounds would decide it"
+        else:  # a ratio about the tie margin: no budget settles it
+            runs = f"its ratio is close to the ±{margin:.0%} tie margin: even {PRACTICAL_ROUNDS} rounds would not decide it"
+        out.append(
+            f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
+            f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {runs}"
+        )
+    return out
+
+
+def _short(label: str) -> str:
+    return label.replace("@openssh.com", "")
+
+
+CONFIDENCE = 0.95
+PRACTICAL_ROUNDS = 100  # beyond this "about N rounds would decide it" is no advice
 
 
 def handshake_table(result: RunResult) -> Table | None:
@@ -237,6 +308,8 @@ def print_report(result: RunResult, console: Console) -> None:
     console.print()
     if summary.summaries(result):
         console.print(results_table(result))
+        for line in decision_lines(result):
+            console.print(line, markup=False, highlight=False)
         for note in security_hooks.report_notes(summary.summaries(result), result.environment):
             console.print(f"security: {note}", markup=False, highlight=False)
         from sshbench.report.notes import (

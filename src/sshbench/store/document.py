@@ -45,6 +45,7 @@ def to_document(result: RunResult) -> dict:
         ],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
+        "stats": summary.stats_json(result),
         "handshakes": [h.to_json() for h in summary.handshakes(result)],
         "clock_agreement": clock_agreement(result.trials),
         "trials": [t.to_json() for t in result.trials],

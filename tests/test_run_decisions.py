@@ -1,0 +1,111 @@
+"""Issue 12, end to end and at the edges: the decision figures in a real small run, --tie/--seed/--runs auto,
+bad input (one line, exit 2), and runs stored before these fields still rendering."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from conftest import run_cli
+from sshbench.plan import schedule
+from sshbench.report import table
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
+from sshbench.store.document import settings_from, to_document
+from sshbench.units import MIB
+
+GCM = "aes128-gcm@openssh.com"
+NEW_SUMMARY_KEYS = {
+    "ci95_mib_s",
+    "ci_coverage",
+    "rank",
+    "rank_label",
+    "decided",
+    "relative_to_fastest_ci95",
+    "outlier_trials",
+}
+
+
+def test_small_run_carries_cis_ranks_and_orders_3des_behind_gcm(tmp_path):
+    out = tmp_path / "r.json"
+    # 16M rather than 2M: 2 MiB leaves a data phase of a few ms, too short to rank 3des by.
+    done = run_cli(
+        "run", "--ciphers", f"{GCM},3des-cbc", "--size", "16M", "--runs", "3", "--seed", "7", "--json", str(out),
+        timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    first, second = doc["summaries"]
+    assert first["cipher"] == GCM and second["cipher"] == "3des-cbc"
+    for s in (first, second):
+        assert set(s) >= NEW_SUMMARY_KEYS
+        low, high = s["ci95_mib_s"]
+        assert low <= s["median_mib_s"] <= high
+        assert s["ci_coverage"] == pytest.approx(0.75)  # 3 trials: the min-max range
+    assert second["rank"] > first["rank"] and second["relative_to_fastest_ci95"][0] > 1.0
+    stats = doc["stats"]
+    assert stats["seed"] == 7 == doc["settings"]["seed"] and stats["tie_margin"] == 0.03
+    assert stats["rounds_run"] == 3 and stats["runs"] == 3 and isinstance(stats["undecided_pairs"], list)
+    assert "±" in done.stdout and "95% CI" in done.stdout
+
+
+def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli(
+        "run", "--ciphers", f"{GCM},3des-cbc", "--size", "8M", "--runs", "auto", "--budget", "20s",
+        "--no-baselines", "--json", str(out), timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["stats"]["runs"] == "auto" and doc["stats"]["budget_s"] == 20
+    assert doc["stats"]["rounds_run"] >= 3 and isinstance(doc["stats"]["seed"], int)
+    assert "--runs auto:" in done.stderr and "rounds (at least 3" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tie", "60%"], "--tie"),
+        (["--tie", "fast"], "not a percentage"),
+        (["--budget", "soon"], "not a time"),
+        (["--runs", "many"], "'auto'"),
+        (["--runs", "auto", "--resume", "1"], "--resume"),
+    ],
+)
+def test_bad_decision_options_are_one_line_exit_2(args, message):
+    done = run_cli("run", *args)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+
+
+def test_shuffled_rounds_are_reproducible_from_the_seed():
+    combos = [Combination(f"c{i}", IMPLICIT_MAC, "kex") for i in range(8)]
+
+    def order(seed):
+        return [(t.repetition, t.combination.cipher) for t in schedule(combos, [], 3, 0, False, seed=seed)]
+
+    assert order(1) == order(1) and order(1) != order(2)
+    for rep in range(3):
+        assert sorted(c for r, c in order(1) if r == rep) == sorted(c.cipher for c in combos)
+    assert [c for _, c in order(None)] == [c.cipher for c in combos] * 3  # no seed: the matrix order
+
+
+def test_a_run_stored_before_the_new_settings_loads_and_renders():
+    settings = settings_from({"runs": 3, "warmup": 1, "ciphers": GCM})  # no tie, seed, adaptive, budget
+    assert settings.tie == 0.03 and settings.seed is None and not settings.adaptive
+    combo = Combination(GCM, IMPLICIT_MAC, "curve25519-sha256")
+    trials = []
+    for rep, rate in enumerate((500.0, 520.0, 480.0)):
+        t = Trial(
+            combination=combo, kind="transfer", repetition=rep, warmup=False, payload_bytes=64 * MIB, started_at=0
+        )
+        t.valid, t.data_s, t.wall_s = True, 64 / rate, 64 / rate + 0.3
+        trials.append(t)
+    result = RunResult(settings=settings, trials=trials, combinations=[combo], status="complete")
+    doc = to_document(result)
+    assert doc["stats"]["seed"] is None and doc["summaries"][0]["rank_label"] == "1"
+    buffer = io.StringIO()
+    table.print_report(result, Console(file=buffer, width=200))
+    assert "500.0 ±20" in buffer.getvalue()
