@@ -12,6 +12,7 @@ from rich.console import Console
 
 from sshbench import __version__
 from sshbench.cli import algorithms, completion, crossover, run, security, store
+from sshbench.cli.common import check_common
 from sshbench.errors import Interrupted, SshbenchError, UsageError
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
@@ -45,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        check_common(parser, args)
         args.argv = argv
         return int(args.handler(args, out, err))
     except SshbenchError as e:

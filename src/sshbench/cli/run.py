@@ -15,7 +15,7 @@ from rich.progress import (
 )
 
 from sshbench.cli import presets
-from sshbench.cli.common import add_db_option
+from sshbench.cli.common import add_db_option, check_writable
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
@@ -169,6 +169,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.cli.main import build_parser
     from sshbench.report import json_export, table
 
+    check_writable(args.json)  # before anything is measured, not after
     recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
         host=args.host,
