@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -77,10 +78,14 @@ def check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     command_parser = sub.choices[args.command]
     for action in command_parser._actions:
         value = getattr(args, action.dest, None)
+        name = action.option_strings[-1] if action.option_strings else (action.metavar or action.dest).upper()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{name} must be a finite number (got {value})")
         if not isinstance(value, str):
             continue
-        name = action.option_strings[-1] if action.option_strings else action.dest.upper()
         if not value.strip() or ("," in value and not any(part.strip() for part in value.split(","))):
+            if not action.option_strings:
+                raise UsageError(f"{name} is empty: give a value")
             raise UsageError(f"{name} is empty: give a value, or leave {name} out for its default")
         if "," in value and any(not part.strip() for part in value.split(",")) and action.option_strings:
             raise UsageError(f"{name} {value!r} has an empty item in its comma list")

@@ -137,10 +137,12 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
         raise UsageError("--seeds runs the seed presets itself; give either --seeds or --preset")
     if (args.seeds or args.preset) and args.resume is not None:
         raise UsageError("--resume uses the stored run's settings; drop --preset/--seeds")
+    given = _given_run_options(args.argv)
+    if args.reverse and "direction" in given and args.direction != "down":
+        raise UsageError(f"-R/--reverse means --direction down; it contradicts --direction {args.direction}")
     names = list(presets.SEEDS) if args.seeds else [args.preset] if args.preset else []
     if not names:
         return cmd_run(args, out, err)
-    given = _given_run_options(args.argv)
     worst = 0
     runs = [(name, presets.apply(args, given, name)) for name in names]  # unknown names fail here
     for name, preset_args in runs:

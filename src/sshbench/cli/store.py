@@ -97,7 +97,9 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         result = store.load_result(args.run)
     if result.status != "complete":  # a failed or interrupted run says so first
         measured = sum(1 for t in result.trials if not t.warmup)
-        status = f"run {result.run_id} is {result.status}: {result.error or 'no error recorded'} ({measured} measured trials)"
+        state = "is still running" if result.status == "running" else result.status
+        why = result.error or "no error recorded"
+        status = f"run {result.run_id} {state}: {why} ({measured} measured trials)"
         if args.format == "table" and args.output is None:
             out.print(status, markup=False, highlight=False, soft_wrap=True)
         else:
@@ -125,6 +127,8 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench import compare
 
+    if len(set(args.runs)) < 2:  # before the store: the command line alone says so
+        raise UsageError("compare needs at least two different runs")
     with open_store(args.db, read_only=True) as store:
         ids = [store.resolve(ref) for ref in args.runs]
         if len(set(ids)) < 2:
