@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for group in COMMAND_GROUPS:
         group.add_commands(sub)
+    # Every subcommand's --help opens with a description: its one-line help unless it has its own.
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    for name, command in sub.choices.items():
+        if not command.description and helps.get(name):
+            text = str(helps[name])
+            command.description = text[0].upper() + text[1:] + "."
     return parser
 
 

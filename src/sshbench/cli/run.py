@@ -25,7 +25,15 @@ from sshbench.units import parse_size
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="benchmark a target (default: a private sshd on 127.0.0.1)")
+    run = sub.add_parser(
+        "run",
+        help="benchmark a target (default: a private sshd on 127.0.0.1)",
+        description="Benchmark SSH ciphers, MACs and key exchanges against a target: by default a private\n"
+        "sshd started on 127.0.0.1 for this run (nothing of yours is touched); with HOST, a remote\n"
+        "machine through your ssh. Every trial is recorded in the results database as it finishes.",
+        epilog=_run_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     run.add_argument(
         "--ciphers",
@@ -120,6 +128,32 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, with its stored settings"
     )
     run.set_defaults(handler=cmd_run_presets)
+
+
+def _run_epilog() -> str:
+    from sshbench.links.profiles import LINKS
+    from sshbench.payload import MIN_SIZE
+    from sshbench.units import format_size
+
+    def mbit(p) -> str:
+        return "unshaped" if p.rate_bit_s is None else f"{p.rate_bit_s / 1e6:g} Mbit/s"
+
+    profiles = "\n".join(f"  {name:<10} {mbit(p)}, RTT {p.rtt_ms:g} ms" for name, p in LINKS.items())
+    return (
+        "link profiles (--link, a comma list; anything but loopback needs root: network namespaces + tc):\n"
+        f"{profiles}\n"
+        "  custom:    rate=RATE[,delay=TIME][,jitter=TIME][,loss=PCT], e.g. rate=200mbit,delay=10ms\n"
+        "             (RATE in bit, kbit, mbit, gbit; TIME in us, ms, s; delay is one-way)\n"
+        "\n"
+        f"sizes: --size/--max-size take 64M, 512MiB, 1G or bytes; at least {format_size(MIN_SIZE)}\n"
+        "\n"
+        "exit codes:\n"
+        "  0    every combination measured\n"
+        "  1    the run failed (target unreachable, a tool missing, ...) or a combination never worked;\n"
+        "       measured trials are kept in the results database\n"
+        "  2    bad input (an option, a name, a path), refused before anything is measured or stored\n"
+        "  129  SIGHUP, 130 Ctrl-C (SIGINT), 143 SIGTERM: stopped, cleaned up, trials kept\n"
+    )
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
