@@ -127,6 +127,36 @@ def _matches(value: object, hint: object) -> bool:
     return True  # a type this check does not know: taken as it is
 
 
+# The `environment` keys docs/results-json.md documents, with their types (others are kept as they are).
+ENVIRONMENT_TYPES: dict[str, object] = {
+    **{k: str | None for k in ("hostname", "cpu_model", "machine", "kernel", "os", "python", "client_ssh_version")},
+    **{k: str | None for k in ("client_crypto_library", "openssl_version", "server_ssh_version", "target")},
+    **{k: str | None for k in ("payload_kind", "payload_size")},
+    "cores": int | None,
+    "aes_ni": bool | None,
+    "server_strict_kex": bool | None,
+    "client_strict_kex": bool | None,
+    "crypto_flags": dict[str, bool] | None,
+    "payload_zlib_ratio": dict[str, float] | None,
+    "servers": dict | None,
+}
+
+
+def check_environment(env: dict) -> None:
+    """BadField for the first documented environment key whose value has the wrong type."""
+    for key, hint in ENVIRONMENT_TYPES.items():
+        if key not in env:
+            continue
+        value = env[key]
+        if not _matches(value, hint):
+            raise BadField(f"environment.{key}", _describe(hint), value)
+        args = typing.get_args(next((a for a in typing.get_args(hint) if typing.get_origin(a) is dict), dict))
+        if args and isinstance(value, dict):
+            for name, item in value.items():
+                if not _matches(item, args[1]):
+                    raise BadField(f"environment.{key}.{name}", _describe(args[1]), item)
+
+
 def from_plain(cls: type, data: dict, where: str | None = None) -> typing.Any:
     """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
     missing ones take their defaults. With `where` (an imported document: the path of `data` in it), every
@@ -228,6 +258,7 @@ def result_from_document(doc: object, source: str) -> RunResult:
         for key, hint in (("finished_at", float | None), ("error", str | None), ("target", dict | None)):
             if not _matches(doc.get(key), hint):
                 raise BadField(key, _describe(hint), doc.get(key))
+        check_environment(doc["environment"])
         if not math.isfinite(doc["started_at"]):
             raise bad("'started_at' must be a finite number")
         trials = []
