@@ -3,6 +3,7 @@ no traceback, no `internal error`, nothing stored and nothing created. Most fail
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -47,6 +48,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("run", "--trial-timeout", "-1"), 2, "positive"),
     (("run", "--runs", "0"), 2, "--runs"),
     (("run", "--warmup", "-1"), 2, "--warmup"),
+    (("run", "--runs", BIG), 2, "at most 10000"),
+    (("crossover", "--points", "100000"), 2, "--points 2-50"),
     (("run", "--direction", "sideways"), 2, "invalid choice"),
     (("run", "-R", "--direction", "up"), 2, "contradicts"),
     (("run", "--verify", "--no-verify"), 2, "not allowed"),
@@ -84,6 +87,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("export",), 2, "required"),
     (("export", "7"), 2, "no run 7"),
     (("export", "latest", "-o", "/nonexistent-dir/x.json"), 1, "cannot write"),
+    (("report", "1", "-o", "/dev/full", "--db", "{db}"), 1, "No space left"),  # a device is never replaced
+    (("export", "1", "-o", "/dev/full", "--db", "{db}"), 1, "No space left"),
     (("import", "/nonexistent.json"), 2, "cannot read"),
     (("import", "{tmp}"), 2, "cannot read"),
     (("import", "{tmp}/bad.json"), 2, "invalid JSON"),
@@ -110,6 +115,11 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("frobnicate",), 2, "invalid choice"),
 ]
 
+DOCUMENT = (
+    '{"schema_version": 1, "settings": {}, "environment": {}, "started_at": 1, "status": "complete", "trials": '
+    '[{"kind": "transfer", "cipher": "aes128-ctr", "mac": "implicit", "kex": "k", "repetition": 0,'
+    ' "warmup": false, "payload_bytes": 2097152, "started_at": 1, "valid": true, "data_s": 0.01, "wall_s": 0.02}]}'
+)
 NOTYPES = (
     '{"schema_version": 1, "settings": {}, "environment": {}, "started_at": 1, "status": "complete", "trials": '
     '[{"kind": "transfer", "cipher": "c", "mac": "m", "kex": "k", "repetition": 0, "warmup": false,'
@@ -128,7 +138,10 @@ def test_bad_input(argv, code, word, tmp_path, capfd):
     (tmp_path / "notypes.json").write_text(NOTYPES)
     default_db = Path(os.environ["SSHBENCH_DB"])
     open_store(default_db).close()  # an empty store: read-only commands reach their own checks
-    args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if "{db}" in argv:  # a store with one (imported) run
+        with open_store(tmp_path / "one.db") as store:
+            store.import_document(json.loads(DOCUMENT), "doc.json")
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{db}", str(tmp_path / "one.db")) for a in argv]
     if argv in SUBPROCESS:
         done = run_cli(*args, timeout=60)
     else:
@@ -144,6 +157,7 @@ def test_bad_input(argv, code, word, tmp_path, capfd):
     with sqlite3.connect(default_db) as db:
         assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     assert not Path("/nonexistent").exists()
+    assert Path("/dev/full").is_char_device()
     assert not sshbench_temp_dirs()
 
 

@@ -25,6 +25,13 @@ def write_output(text: str | bytes, path: str | None, out: Console) -> None:
         out.file.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/stdout, /dev/full): never replaced
+        try:
+            with open(target, "wb" if isinstance(text, bytes) else "w") as stream:
+                stream.write(text)
+        except OSError as err:
+            raise RunError(f"cannot write {path}: {err.strerror}") from None
+        return
     tmp = target.with_name(f".{target.name}.tmp")
     try:
         if isinstance(text, bytes):

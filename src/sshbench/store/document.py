@@ -55,6 +55,13 @@ def to_document(result: RunResult) -> dict:
 def write(result: RunResult, path: str | os.PathLike[str]) -> None:
     """Write atomically (a temp file renamed into place): a full disk never leaves half a file."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/stdout): written, never replaced
+        try:
+            with open(target, "w") as stream:
+                stream.write(json.dumps(to_document(result), indent=2) + "\n")
+        except OSError as err:
+            raise RunError(f"cannot write {target}: {err.strerror}") from None
+        return
     tmp = target.with_name(target.name + ".tmp")
     try:
         tmp.write_text(json.dumps(to_document(result), indent=2) + "\n")
