@@ -206,9 +206,12 @@ class Cleanup:
             self.record.remove()
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def deferred_signals() -> Iterator[None]:
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -216,17 +219,42 @@ def deferred_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def _raise_interrupted(signum: int, _frame: object) -> None:
+class _Stopping:
+    """The first stop signal (Ctrl-C, SIGTERM, SIGHUP) raises, so that every `finally` runs the cleanup;
+    every later one is only acknowledged (one line), so that nothing can interrupt that cleanup half-way
+    (a held-down Ctrl-C repeats every ~20 ms)."""
+
+    signum: int | None = None
+    told = False
+
+
+def _first_signal_raises(signum: int, _frame: object) -> None:
+    if _Stopping.signum is not None:
+        if not _Stopping.told:
+            _Stopping.told = True
+            with contextlib.suppress(OSError):
+                os.write(2, b"sshbench: cleaning up, please wait\n")
+        return
+    _Stopping.signum = signum
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Interrupted(signum)
+
+
+def stopping() -> int | None:
+    """The stop signal received in signals_raise, if any."""
+    return _Stopping.signum
 
 
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
-    """Turn SIGTERM (and SIGHUP) into an exception, as Python already does for SIGINT, so that every
-    `finally` runs."""
-    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    """Turn the first SIGINT, SIGTERM or SIGHUP into an exception, so that every `finally` runs; later
+    signals are ignored with one line. After a stop signal the ignoring handler stays in place for the rest
+    of the process (saving what was measured, the exit message) instead of the previous handlers."""
+    old = {s: signal.signal(s, _first_signal_raises) for s in STOP_SIGNALS}
     try:
         yield
     finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
+        if _Stopping.signum is None:
+            for s, handler in old.items():
+                signal.signal(s, handler)

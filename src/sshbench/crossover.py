@@ -105,8 +105,10 @@ def search(args: argparse.Namespace, err: Console) -> list[MeasuredRate]:
     low, high = parse_rate(args.low), parse_rate(args.high)
     if low >= high:
         raise UsageError(f"--low {args.low} must be below --high {args.high}")
-    if args.steps < 0 or args.runs < 1 or args.points < 2 or not 0.05 <= args.seconds <= 600:
-        raise UsageError("crossover needs --points >= 2, --steps >= 0, --runs >= 1 and --seconds 0.05-600")
+    if not (
+        2 <= args.points <= 50 and 0 <= args.steps <= 50 and 1 <= args.runs <= 1000 and 0.05 <= args.seconds <= 600
+    ):
+        raise UsageError("crossover needs --points 2-50, --steps 0-50, --runs 1-1000 and --seconds 0.05-600")
     grid = sorted({_round_rate(low * (high / low) ** (i / (args.points - 1))) for i in range(args.points)})
     measured = {r: measure(args, r, err) for r in grid}
     for _ in range(args.steps):

@@ -28,7 +28,10 @@ def parse_size(text: str) -> int:
     match = _SIZE_RE.match(text)
     if not match or match.group(2).lower() not in _UNITS:
         raise UsageError(f"not a size: {text!r} (examples: 64M, 512MiB, 1G, 1000000)")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    try:
+        return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    except (OverflowError, ValueError):  # '1' * 400: float is inf
+        raise UsageError(f"not a size: {text[:20]!r}... is far too large") from None
 
 
 def format_size(n_bytes: int) -> str:

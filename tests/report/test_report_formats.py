@@ -270,5 +270,7 @@ def test_runs_lists_one_line_per_run(stored):
 
 
 def test_report_of_empty_store_is_one_line(tmp_path):
+    _one_line(run_cli("report", "--db", str(tmp_path / "missing.db")), 2, "does not exist")
+    assert not Path(tmp_path / "missing.db").exists()  # a read-only command creates nothing
+    open_store(tmp_path / "empty.db").close()
     _one_line(run_cli("report", "--db", str(tmp_path / "empty.db")), 2, "no runs")
-    assert Path(tmp_path / "empty.db").exists()

@@ -108,6 +108,7 @@ def test_unknown_run_and_bad_reference(tmp_path):
             store.load_result("42")
         with pytest.raises(UsageError, match="number or 'latest'"):
             store.load_result("first")
+    open_store().close()  # the default store exists (a missing one is its own error)
     done = run_cli("report", "42")
     _one_line_error(done, 2, "no run 42")
 

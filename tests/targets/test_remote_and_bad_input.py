@@ -110,7 +110,7 @@ def test_bad_input_one_clear_line(args, code, needle):
     )
 
 
-def test_unwritable_json_path_keeps_the_table():
+def test_unwritable_json_path_is_refused_before_the_run():
     done = run_cli(
         "run",
         "--ciphers",
@@ -125,4 +125,5 @@ def test_unwritable_json_path_keeps_the_table():
         "/nonexistent-dir/r.json",
     )
     _one_line_error(done, 1, "cannot write /nonexistent-dir/r.json")
-    assert "Throughput" in done.stdout
+    assert "Throughput" not in done.stdout  # checked before anything was measured
+    assert "saved in" not in done.stderr  # and nothing stored

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
 from rich.console import Console
 
-from sshbench.errors import RunError
+from sshbench.errors import RunError, UsageError
 
 DB_HELP = "results database (default $SSHBENCH_DB, else $XDG_DATA_HOME/sshbench/results.db)"
 
@@ -24,6 +25,13 @@ def write_output(text: str | bytes, path: str | None, out: Console) -> None:
         out.file.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/stdout, /dev/full): never replaced
+        try:
+            with open(target, "wb" if isinstance(text, bytes) else "w") as stream:
+                stream.write(text)
+        except OSError as err:
+            raise RunError(f"cannot write {path}: {err.strerror}") from None
+        return
     tmp = target.with_name(f".{target.name}.tmp")
     try:
         if isinstance(text, bytes):
@@ -49,3 +57,46 @@ def check_writable(path: str | None) -> None:
         raise RunError(f"cannot write {path}: No such directory {parent}")
     if not os.access(parent, os.W_OK):
         raise RunError(f"cannot write {path}: Permission denied")
+
+
+def check_writable_dir(path: str | None) -> None:
+    """A directory to be created (parents too) and written into: fail before the work when it cannot be."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise RunError(f"cannot write into {path}: not a directory")
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise RunError(f"cannot write into {path}: Permission denied ({existing})")
+
+
+# Commands that only read the store: they never create it, and an explicit --db must exist.
+READ_ONLY_COMMANDS = {"runs", "report", "compare", "export", "recommend", "audit", "algorithms"}
+
+
+def check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Up-front checks every subcommand shares, before any work: no option or argument given as an empty
+    string (an empty shell variable must not mean "the default" or "everything"), no comma list without a
+    name in it, and a read-only command's --db must exist."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command_parser = sub.choices[args.command]
+    for action in command_parser._actions:
+        value = getattr(args, action.dest, None)
+        name = action.option_strings[-1] if action.option_strings else (action.metavar or action.dest).upper()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{name} must be a finite number (got {value})")
+        if not isinstance(value, str):
+            continue
+        if not value.strip() or ("," in value and not any(part.strip() for part in value.split(","))):
+            if not action.option_strings:
+                raise UsageError(f"{name} is empty: give a value")
+            raise UsageError(f"{name} is empty: give a value, or leave {name} out for its default")
+        if "," in value and any(not part.strip() for part in value.split(",")) and action.option_strings:
+            raise UsageError(f"{name} {value!r} has an empty item in its comma list")
+    db = getattr(args, "db", None)
+    if args.command in READ_ONLY_COMMANDS and db is not None and not Path(db).is_file():
+        what = "is a directory" if Path(db).is_dir() else "does not exist"
+        raise UsageError(f"--db {db} {what}; `sshbench runs --db PATH` needs an existing results database")

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.cli.common import add_db_option
+from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
 from sshbench.crossover import GRID_POINTS, MeasuredRate, search
 from sshbench.links import parse_rate
 from sshbench.report.link_table import SEED_CROSSOVER, CrossoverPoint, crossover_rate
@@ -53,6 +53,8 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.links import LinkProfile
     from sshbench.links.namespaces import require_support
 
+    check_writable(args.json)  # output paths before the (long) search
+    check_writable_dir(args.charts)
     require_support([LinkProfile("rate", rate_bit_s=parse_rate(args.low))])
     points = search(args, err)
     table = Table(
@@ -84,7 +86,7 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
         verdict = "no single crossover in the measured range"
     out.print(f"{verdict}; {SEED_CROSSOVER}", highlight=False, markup=False)
     if args.json:
-        Path(args.json).write_text(
+        write_output(
             json.dumps(
                 {
                     "cipher": args.cipher,
@@ -97,6 +99,9 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
                 },
                 indent=2,
             )
+            + "\n",
+            args.json,
+            out,
         )
     if args.charts:
         _write_chart(points, Path(args.charts), err)

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from sshbench import __version__
 from sshbench.cli import algorithms, completion, crossover, latency, run, security, store
+from sshbench.cli.common import check_common
 from sshbench.errors import Interrupted, SshbenchError, UsageError
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
@@ -31,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for group in COMMAND_GROUPS:
         group.add_commands(sub)
+    # Every subcommand's --help opens with a description: its one-line help unless it has its own.
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    for name, command in sub.choices.items():
+        if not command.description and helps.get(name):
+            text = str(helps[name])
+            command.description = text[0].upper() + text[1:] + "."
     return parser
 
 
@@ -45,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        check_common(parser, args)
         args.argv = argv
         return int(args.handler(args, out, err))
     except SshbenchError as e:

@@ -15,7 +15,7 @@ from rich.progress import (
 )
 
 from sshbench.cli import presets
-from sshbench.cli.common import add_db_option
+from sshbench.cli.common import add_db_option, check_writable
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
@@ -25,7 +25,15 @@ from sshbench.units import parse_size
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="benchmark a target (default: a private sshd on 127.0.0.1)")
+    run = sub.add_parser(
+        "run",
+        help="benchmark a target (default: a private sshd on 127.0.0.1)",
+        description="Benchmark SSH ciphers, MACs and key exchanges against a target: by default a private\n"
+        "sshd started on 127.0.0.1 for this run (nothing of yours is touched); with HOST, a remote\n"
+        "machine through your ssh. Every trial is recorded in the results database as it finishes.",
+        epilog=_run_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     run.add_argument(
         "--ciphers",
@@ -146,6 +154,32 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(handler=cmd_run_presets)
 
 
+def _run_epilog() -> str:
+    from sshbench.links.profiles import LINKS
+    from sshbench.payload import MIN_SIZE
+    from sshbench.units import format_size
+
+    def mbit(p) -> str:
+        return "unshaped" if p.rate_bit_s is None else f"{p.rate_bit_s / 1e6:g} Mbit/s"
+
+    profiles = "\n".join(f"  {name:<10} {mbit(p)}, RTT {p.rtt_ms:g} ms" for name, p in LINKS.items())
+    return (
+        "link profiles (--link, a comma list; anything but loopback needs root: network namespaces + tc):\n"
+        f"{profiles}\n"
+        "  custom:    rate=RATE[,delay=TIME][,jitter=TIME][,loss=PCT], e.g. rate=200mbit,delay=10ms\n"
+        "             (RATE in bit, kbit, mbit, gbit; TIME in us, ms, s; delay is one-way)\n"
+        "\n"
+        f"sizes: --size/--max-size take 64M, 512MiB, 1G or bytes; at least {format_size(MIN_SIZE)}\n"
+        "\n"
+        "exit codes:\n"
+        "  0    every combination measured\n"
+        "  1    the run failed (target unreachable, a tool missing, ...) or a combination never worked;\n"
+        "       measured trials are kept in the results database\n"
+        "  2    bad input (an option, a name, a path), refused before anything is measured or stored\n"
+        "  129  SIGHUP, 130 Ctrl-C (SIGINT), 143 SIGTERM: stopped, cleaned up, trials kept\n"
+    )
+
+
 def _trial_line(index: int, total: int, trial: Trial) -> str:
     rate = f"{trial.mib_s:.1f} MiB/s" if trial.mib_s else (f"{trial.wall_s * 1000:.0f} ms" if trial.wall_s else "")
     state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
@@ -161,10 +195,14 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
         raise UsageError("--seeds runs the seed presets itself; give either --seeds or --preset")
     if (args.seeds or args.preset) and args.resume is not None:
         raise UsageError("--resume uses the stored run's settings; drop --preset/--seeds")
+    given = _given_run_options(args.argv)
+    if args.runs > 10_000 or args.warmup > 100:  # a typo'd count would plan (and hold in memory) for ever
+        raise UsageError(f"--runs {args.runs} / --warmup {args.warmup}: at most 10000 runs and 100 warm-up passes")
+    if args.reverse and "direction" in given and args.direction != "down":
+        raise UsageError(f"-R/--reverse means --direction down; it contradicts --direction {args.direction}")
     names = list(presets.SEEDS) if args.seeds else [args.preset] if args.preset else []
     if not names:
         return cmd_run(args, out, err)
-    given = _given_run_options(args.argv)
     worst = 0
     runs = [(name, presets.apply(args, given, name)) for name in names]  # unknown names fail here
     for name, preset_args in runs:
@@ -200,6 +238,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             "--runs auto cannot be given with --resume: the stored run keeps its own --runs (drop --runs auto)"
         )
     tie, budget_s = parse_tie(args.tie), parse_duration(args.budget)
+    check_writable(args.json)  # before anything is measured, not after
     recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
     settings = recorder.settings or RunSettings(
         host=args.host,

@@ -74,6 +74,8 @@ def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
     # Checked before the run is loaded, so that a typo is reported as itself.
     if args.policy not in recommend.POLICIES:
         raise UsageError(f"unknown policy {args.policy!r}; choose one of: {', '.join(recommend.POLICY_ORDER)}")
+    if args.for_ not in ("client", "server"):
+        raise UsageError(f"--for must be client or server (got {args.for_!r})")
     result, label = recommend.load_run(args.run, args.from_json, args.db)
     rec = recommend.build(result, args.policy, args.for_, args.host, run_label=label)
     checked = recommend.verify(rec, result, sshd=args.sshd)

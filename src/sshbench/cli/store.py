@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sshbench.cli.common import add_db_option, check_writable, write_output
+from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
 from sshbench.errors import RunError, UsageError
 from sshbench.report import formats
 from sshbench.store import open_store, read_document
+from sshbench.store.sqlite import default_path
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +58,10 @@ def _date(timestamp: float | None) -> str:
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
-    with open_store(args.db) as store:
+    if not args.db and not default_path().exists():  # nothing measured yet (an explicit --db must exist)
+        err.print(f"sshbench: no runs in {default_path()} yet", highlight=False, markup=False)
+        return 0
+    with open_store(args.db, read_only=True) as store:
         runs = store.list_runs()
         if not runs:
             err.print(f"sshbench: no runs in {store.path} yet", highlight=False, markup=False)
@@ -88,8 +92,18 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_writable(args.output)
-    with open_store(args.db) as store:
+    check_writable_dir(args.charts)
+    with open_store(args.db, read_only=True) as store:
         result = store.load_result(args.run)
+    if result.status != "complete":  # a failed or interrupted run says so first
+        measured = sum(1 for t in result.trials if not t.warmup)
+        state = "is still running" if result.status == "running" else result.status
+        why = result.error or "no error recorded"
+        status = f"run {result.run_id} {state}: {why} ({measured} measured trials)"
+        if args.format == "table" and args.output is None:
+            out.print(status, markup=False, highlight=False, soft_wrap=True)
+        else:
+            err.print(f"sshbench: {status}", markup=False, highlight=False)
     if args.format == "table" and args.output is None:
         from sshbench.report import table
 
@@ -113,7 +127,9 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench import compare
 
-    with open_store(args.db) as store:
+    if len(set(args.runs)) < 2:  # before the store: the command line alone says so
+        raise UsageError("compare needs at least two different runs")
+    with open_store(args.db, read_only=True) as store:
         ids = [store.resolve(ref) for ref in args.runs]
         if len(set(ids)) < 2:
             raise UsageError("compare needs at least two different runs")
@@ -150,7 +166,7 @@ def compare_table(comparison) -> Table:
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_writable(args.output)
-    with open_store(args.db) as store:
+    with open_store(args.db, read_only=True) as store:
         doc = store.export_document(args.run)
     write_output(json.dumps(doc, indent=2) + "\n", args.output, out)
     if args.output:

@@ -183,7 +183,7 @@ def latest_run(db: str | None) -> RunResult | None:
     try:
         from sshbench.store import open_store
 
-        with open_store(db) as store:
+        with open_store(db, read_only=True) as store:
             return store.load_result("latest")
     except SshbenchError:
         return None

@@ -416,6 +416,6 @@ def load_run(run_ref: str | None, from_json: str | None, db: str | None) -> tupl
         doc, source = store.read_document(from_json)
         return store.result_from_document(doc, source), os.path.basename(from_json)
     ref = run_ref or "latest"
-    with store.open_store(db) as opened:
+    with store.open_store(db, read_only=True) as opened:
         result = opened.load_result(ref)
     return result, f"run {result.run_id}" if result.run_id is not None else f"run {ref}"

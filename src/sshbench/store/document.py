@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import types
 import typing
@@ -55,6 +56,13 @@ def to_document(result: RunResult) -> dict:
 def write(result: RunResult, path: str | os.PathLike[str]) -> None:
     """Write atomically (a temp file renamed into place): a full disk never leaves half a file."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/stdout): written, never replaced
+        try:
+            with open(target, "w") as stream:
+                stream.write(json.dumps(to_document(result), indent=2) + "\n")
+        except OSError as err:
+            raise RunError(f"cannot write {target}: {err.strerror}") from None
+        return
     tmp = target.with_name(target.name + ".tmp")
     try:
         tmp.write_text(json.dumps(to_document(result), indent=2) + "\n")
@@ -78,32 +86,118 @@ def _nested_dataclass(hint: object) -> type | None:
     return None
 
 
-def from_plain(cls: type, data: dict) -> typing.Any:
+class BadField(ValueError):
+    """A field of an imported document whose value does not have its documented type."""
+
+    def __init__(self, where: str, expected: str, value: object) -> None:
+        shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else ""
+        got = type(value).__name__ if value is not None else "null"
+        super().__init__(f"'{where}' must be {expected}, not {got}{' ' + shown if shown else ''}")
+        self.where = where
+
+
+_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", dict: "an object"}
+
+
+def _describe(hint: object) -> str:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " or ".join(_describe(a) for a in args) + " or null"
+    if typing.get_origin(hint) is list:
+        return "a list"
+    if typing.get_origin(hint) is dict:
+        return "an object"
+    if dataclasses.is_dataclass(hint):
+        return "an object"
+    return _NAMES.get(hint, str(hint))  # type: ignore[call-overload]
+
+
+def _matches(value: object, hint: object) -> bool:
+    """Whether a JSON value has a field's declared type (ints are numbers; numbers are finite)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return any(_matches(value, a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if hint is str:
+        return isinstance(value, str)
+    if typing.get_origin(hint) is list or hint is list:
+        return isinstance(value, list)
+    if typing.get_origin(hint) is dict or hint is dict:
+        return isinstance(value, dict)
+    if dataclasses.is_dataclass(hint):
+        return isinstance(value, (dict, hint))  # type: ignore[arg-type]
+    return True  # a type this check does not know: taken as it is
+
+
+# The `environment` keys docs/results-json.md documents, with their types (others are kept as they are).
+ENVIRONMENT_TYPES: dict[str, object] = {
+    **{k: str | None for k in ("hostname", "cpu_model", "machine", "kernel", "os", "python", "client_ssh_version")},
+    **{k: str | None for k in ("client_crypto_library", "openssl_version", "server_ssh_version", "target")},
+    **{k: str | None for k in ("payload_kind", "payload_size")},
+    "cores": int | None,
+    "aes_ni": bool | None,
+    "server_strict_kex": bool | None,
+    "client_strict_kex": bool | None,
+    "crypto_flags": dict[str, bool] | None,
+    "payload_zlib_ratio": dict[str, float] | None,
+    "servers": dict | None,
+}
+
+
+def check_environment(env: dict) -> None:
+    """BadField for the first documented environment key whose value has the wrong type."""
+    for key, hint in ENVIRONMENT_TYPES.items():
+        if key not in env:
+            continue
+        value = env[key]
+        if not _matches(value, hint):
+            raise BadField(f"environment.{key}", _describe(hint), value)
+        args = typing.get_args(next((a for a in typing.get_args(hint) if typing.get_origin(a) is dict), dict))
+        if args and isinstance(value, dict):
+            for name, item in value.items():
+                if not _matches(item, args[1]):
+                    raise BadField(f"environment.{key}.{name}", _describe(args[1]), item)
+
+
+def from_plain(cls: type, data: dict, where: str | None = None) -> typing.Any:
     """Rebuild a dataclass from `asdict` output; unknown keys (from a newer sshbench) are ignored and
-    missing ones take their defaults."""
+    missing ones take their defaults. With `where` (an imported document: the path of `data` in it), every
+    value is checked against its field's type first (BadField names the first that is wrong)."""
     hints = typing.get_type_hints(cls, localns={"RunSettings": RunSettings})
     kwargs = {}
     for f in dataclasses.fields(cls):
         if not f.init or f.name not in data:
             continue
         value = data[f.name]
-        nested = _nested_dataclass(hints.get(f.name))
+        hint = hints.get(f.name)
+        if where is not None and not _matches(value, hint):
+            raise BadField(f"{where}{f.name}", _describe(hint), value)
+        nested = _nested_dataclass(hint)
         if nested is not None and isinstance(value, dict):
-            value = from_plain(nested, value)
+            value = from_plain(nested, value, None if where is None else f"{where}{f.name}.")
         kwargs[f.name] = value
     return cls(**kwargs)
 
 
-def trial_from_json(data: dict) -> Trial:
+def trial_from_json(data: dict, where: str | None = None) -> Trial:
     """A Trial from its `Trial.to_json()` form (flat combination fields), as in `run --json` files."""
-    combo = from_plain(Combination, data)
-    negotiated = from_plain(Negotiated, data.get("negotiated") or {})
+    combo = from_plain(Combination, data, where)
+    negotiated_data = data.get("negotiated") or {}
+    if where is not None and not isinstance(negotiated_data, dict):
+        raise BadField(f"{where}negotiated", "an object", negotiated_data)
+    negotiated = from_plain(Negotiated, negotiated_data, None if where is None else f"{where}negotiated.")
     # Already-built objects are passed through as they are (only dicts are converted).
-    return from_plain(Trial, {**data, "combination": combo, "negotiated": negotiated})
+    return from_plain(Trial, {**data, "combination": combo, "negotiated": negotiated}, where)
 
 
-def settings_from(data: dict) -> RunSettings:
-    return from_plain(RunSettings, data)
+def settings_from(data: dict, where: str | None = None) -> RunSettings:
+    return from_plain(RunSettings, data, where)
 
 
 # RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
@@ -167,8 +261,14 @@ def result_from_document(doc: object, source: str) -> RunResult:
             ("started_at", (int, float)),
             ("status", str),
         ):
-            if not isinstance(doc.get(key), kind):
+            if not isinstance(doc.get(key), kind) or isinstance(doc.get(key), bool):
                 raise bad(f"'{key}' is missing or has the wrong type")
+        for key, hint in (("finished_at", float | None), ("error", str | None), ("target", dict | None)):
+            if not _matches(doc.get(key), hint):
+                raise BadField(key, _describe(hint), doc.get(key))
+        check_environment(doc["environment"])
+        if not math.isfinite(doc["started_at"]):
+            raise bad("'started_at' must be a finite number")
         trials = []
         for index, data in enumerate(doc["trials"]):
             if not isinstance(data, dict):
@@ -190,15 +290,18 @@ def result_from_document(doc: object, source: str) -> RunResult:
             ]
             if missing:
                 raise bad(f"trial {index} lacks {', '.join(missing)}")
-            trials.append(trial_from_json(data))
+            trials.append(trial_from_json(data, f"trials[{index}]."))
         combos_data = doc.get("combinations")
         if isinstance(combos_data, list):
-            combos = [from_plain(Combination, c) for c in combos_data]
+            for index, c in enumerate(combos_data):
+                if not isinstance(c, dict):
+                    raise bad(f"'combinations[{index}]' must be an object")
+            combos = [from_plain(Combination, c, f"combinations[{i}].") for i, c in enumerate(combos_data)]
         else:  # a `run --json` file: the combinations that were measured, in order
             combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
         status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
         return RunResult(
-            settings=settings_from(doc["settings"]),
+            settings=settings_from(doc["settings"], "settings."),
             environment=doc["environment"],
             target=doc["target"] if isinstance(doc.get("target"), dict) else {},
             combinations=combos,
@@ -211,6 +314,8 @@ def result_from_document(doc: object, source: str) -> RunResult:
         )
     except UsageError:
         raise
+    except BadField as err:
+        raise bad(str(err)) from None
     except (TypeError, ValueError, KeyError, AttributeError) as err:
         raise bad(str(err)) from None
 

@@ -18,7 +18,7 @@ _NOT_SETTINGS = {"command", "verbose", "json", "db", "resume", "preset", "seeds"
 
 
 class RunRecorder:
-    """Keeps a run in the store as it happens: the run row first, each trial as it finishes, the status last."""
+    """Keeps a run in the store as it happens: the run row once it measures, each trial as it finishes, the status last."""
 
     def __init__(self, store: Store, resume_ref: str | None = None) -> None:
         self.store = store
@@ -57,15 +57,17 @@ class RunRecorder:
         return self.resume_from.settings if self.resume_from else None
 
     def started(self, result: RunResult) -> None:
+        """A resumed run is claimed now; a new run gets its row only once it starts measuring (on_plan),
+        so a run refused before its first trial (a typo, a host that does not resolve) stores nothing."""
         if self.resume_from is not None:
             assert result.run_id is not None
             self.store.claim_run(result.run_id)
-        else:
-            self.store.create_run(result)
 
     def on_plan(self, result: RunResult) -> None:
         """The environment and the matrix are known now, before the first trial."""
         self.planned = True
+        if self.resume_from is None and result.run_id is None:
+            self.store.create_run(result)
         self.store.update_run(result)
 
     def on_trial(self, result: RunResult, trial: Trial) -> None:
@@ -79,6 +81,8 @@ class RunRecorder:
                 # Refused before measuring (e.g. another OpenSSH): the stored run stays as it was.
                 assert result.run_id is not None
                 self.store.release_run(result.run_id, self.resumed_status)
+            elif result.run_id is None:
+                return True  # never started measuring: nothing to keep
             else:
                 self.store.finish_run(result)
             err.print(f"sshbench: run {result.run_id} saved in {self.store.path}", highlight=False, markup=False)

@@ -138,15 +138,37 @@ class StoredRun:
 
 
 class Store:
-    def __init__(self, path: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, path: Path, timeout_s: float = DEFAULT_TIMEOUT_S, read_only: bool = False) -> None:
+        """read_only (the commands that only read): never creates a file or a directory; a database
+        this process cannot write (a read-only mount, another user's file) is opened with sqlite's mode=ro."""
         self.path = path
         self.timeout_s = timeout_s
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise RunError(f"cannot create the results directory {path.parent}: {err.strerror}") from None
+        self.read_only = False
         if path.is_dir():
             raise UsageError(f"the results database {path} is a directory")
+        if read_only:
+            if not path.is_file():
+                raise UsageError(f"no results database at {path}; `sshbench run` makes one (or give --db)")
+            uri = None
+            if not os.access(path.parent, os.W_OK):  # no -wal/-shm can be made beside it: nobody writes it
+                uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+            elif not os.access(path, os.W_OK):
+                uri = f"{path.resolve().as_uri()}?mode=ro"
+            if uri is not None:
+                self.read_only = True
+                with self._guard():
+                    self.db = sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None)
+                try:
+                    self._open()
+                except BaseException:
+                    self.db.close()
+                    raise
+                return
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise RunError(f"cannot create the results directory {path.parent}: {err.strerror}") from None
         with self._guard():
             # isolation_level=None: autocommit, so a trial's INSERT is durable when it returns.
             self.db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
@@ -183,6 +205,13 @@ class Store:
                     f"{self.path} was written by a newer sshbench (schema {version}; this one "
                     f"reads up to {SCHEMA_VERSION}): upgrade sshbench"
                 )
+            if self.read_only:
+                if version < SCHEMA_VERSION:
+                    raise UsageError(
+                        f"{self.path} is read-only and was written by an older sshbench (schema {version}): "
+                        "copy it somewhere writable and use --db"
+                    )
+                return
             if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
@@ -352,9 +381,13 @@ class Store:
         """A run id from 'latest' or a number; UsageError when there is no such run."""
         with self._guard():
             if str(run_ref).strip().lower() == "latest":
-                row = self.db.execute("SELECT max(id) FROM runs").fetchone()
+                # The latest run with results: one that measured something (or completed).
+                row = self.db.execute(
+                    "SELECT max(id) FROM runs r WHERE r.status = 'complete'"
+                    " OR EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id)"
+                ).fetchone()
                 if row[0] is None:
-                    raise UsageError(f"no runs in {self.path} yet; `sshbench run` makes one")
+                    raise UsageError(f"no runs with results in {self.path} yet; `sshbench run` makes one")
                 return int(row[0])
             try:
                 run_id = int(str(run_ref).strip())
@@ -507,6 +540,9 @@ def _effective_status(status: str, owner_pid: int | None, owner_start: int | Non
     return "interrupted"
 
 
-def open_store(path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Store:
-    """The results store at `path` (--db), else $SSHBENCH_DB, else the XDG data dir; created if absent."""
-    return Store(Path(path) if path else default_path(), timeout_s=timeout_s)
+def open_store(
+    path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, read_only: bool = False
+) -> Store:
+    """The results store at `path` (--db), else $SSHBENCH_DB, else the XDG data dir; created if absent
+    (read_only: never created, UsageError when absent)."""
+    return Store(Path(path) if path else default_path(), timeout_s=timeout_s, read_only=read_only)

@@ -20,7 +20,7 @@ from sshbench.algorithms import (
     parse_ssh_G,
 )
 from sshbench.cleanup import Cleanup
-from sshbench.errors import RunError
+from sshbench.errors import RunError, UsageError
 from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
@@ -40,9 +40,13 @@ OPTIONAL_OPTIONS = {
 def find_sshd(explicit: str | None) -> str:
     if explicit:
         path = shutil.which(explicit) if "/" not in explicit else explicit
+        if path and os.path.exists(path) and not os.path.isfile(path):
+            raise UsageError(f"--sshd {explicit} is not a program (a directory?); give the sshd binary")
         if not path or not os.access(path, os.X_OK):
             raise RunError(f"sshd not found at {explicit}; {INSTALL_HINT}")
-        return os.path.abspath(path)  # sshd re-exec needs an absolute path
+        path = os.path.abspath(path)  # sshd re-exec needs an absolute path
+        _check_openssh(path, explicit)
+        return path
     for candidate in SSHD_CANDIDATES:
         if os.access(candidate, os.X_OK):
             return candidate
@@ -50,6 +54,18 @@ def find_sshd(explicit: str | None) -> str:
     if found:
         return os.path.abspath(found)
     raise RunError(f"sshd not found; {INSTALL_HINT}")
+
+
+def _check_openssh(path: str, given: str) -> None:
+    """An explicit --sshd must be OpenSSH's sshd (`sshd -V` names it; older ones print it with the usage)."""
+    try:
+        done = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise UsageError(f"--sshd {given} cannot be run: {err}") from None
+    text = (done.stdout + done.stderr).strip()
+    if "OpenSSH" not in text:
+        first = text.splitlines()[0] if text else "no version output"
+        raise UsageError(f"--sshd {given} is not OpenSSH's sshd (it says: {first[:80]}); give OpenSSH's sshd")
 
 
 class PrivateOpenSSH(LocalServer):
