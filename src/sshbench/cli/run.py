@@ -196,8 +196,8 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
     if (args.seeds or args.preset) and args.resume is not None:
         raise UsageError("--resume uses the stored run's settings; drop --preset/--seeds")
     given = _given_run_options(args.argv)
-    runs = parse_runs(args.runs)  # a count, or None for auto
-    if (runs is not None and runs > 10_000) or args.warmup > 100:  # a typo'd count would plan for ever
+    run_count = parse_runs(args.runs)  # a count, or None for auto
+    if (run_count is not None and run_count > 10_000) or args.warmup > 100:  # a typo'd count would plan for ever
         raise UsageError(f"--runs {args.runs} / --warmup {args.warmup}: at most 10000 runs and 100 warm-up passes")
     if args.reverse and "direction" in given and args.direction != "down":
         raise UsageError(f"-R/--reverse means --direction down; it contradicts --direction {args.direction}")
