@@ -229,18 +229,12 @@ def _given_run_options(argv: list[str]) -> set[str]:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # The results store: opened (and --resume checked) before anything is measured.
-    from sshbench.cli.main import build_parser
     from sshbench.report import json_export, table
 
     runs = parse_runs(args.runs)
-    given_runs = any(a == "--runs" or a.startswith("--runs=") for a in getattr(args, "argv", None) or [])
-    if runs is None and given_runs and args.resume is not None:
-        raise UsageError(
-            "--runs auto cannot be given with --resume: the stored run keeps its own --runs (drop --runs auto)"
-        )
     tie, budget_s = parse_tie(args.tie), parse_duration(args.budget)
     check_writable(args.json)  # before anything is measured, not after
-    recorder = RunRecorder.from_args(args, defaults=build_parser().parse_args(["run"]))
+    recorder = RunRecorder.from_args(args, given=_given_run_options(args.argv))
     settings = recorder.settings or RunSettings(
         host=args.host,
         ciphers=args.ciphers,

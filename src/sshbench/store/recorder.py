@@ -14,7 +14,7 @@ from sshbench.store import resume
 from sshbench.store.sqlite import Store, open_store
 
 # `run` options that are not measurement settings (allowed with --resume).
-_NOT_SETTINGS = {"command", "verbose", "json", "db", "resume", "preset", "seeds", "argv"}
+_NOT_SETTINGS = {"command", "handler", "verbose", "json", "db", "resume", "preset", "seeds", "argv"}
 
 
 class RunRecorder:
@@ -31,16 +31,13 @@ class RunRecorder:
             self.resume_from = resume.prepare(stored)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, defaults: argparse.Namespace) -> RunRecorder:
-        """`run --db/--resume`: with --resume, every measurement option must be left at its default."""
+    def from_args(cls, args: argparse.Namespace, given: set[str]) -> RunRecorder:
+        """`run --db/--resume`: with --resume, no measurement option may be typed (`given`: the typed ones,
+        even when equal to the default, as an explicit `--runs auto`)."""
         if args.resume is not None:
-            given = [
-                name
-                for name, value in vars(args).items()
-                if name not in _NOT_SETTINGS and value != getattr(defaults, name, None)
-            ]
-            if given:
-                raise UsageError(f"--resume uses the stored run's settings; drop --{given[0].replace('_', '-')}")
+            typed = sorted(name for name in given if name not in _NOT_SETTINGS)
+            if typed:
+                raise UsageError(f"--resume uses the stored run's settings; drop --{typed[0].replace('_', '-')}")
         return cls(open_store(args.db), args.resume)
 
     def runner_hooks(
