@@ -1,73 +1,60 @@
-"""compare: ratios of medians with hyperfine's propagated uncertainty; nothing hidden; two stored runs."""
+"""compare: ratios across runs with a 95% CI and a decision (faster/slower/tied/undecided); nothing
+hidden; two stored runs."""
 
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
 from conftest import run_cli
-from sshbench import summary
 from sshbench.compare import compare_runs, only_in_lines, ratio
-from sshbench.results import Combination, RunResult
+from sshbench.results import Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import open_store
-from sshbench.summary import Summary
 
 AES = Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")
 GCM = Combination("aes128-gcm@openssh.com", "implicit", "curve25519-sha256")
 CHACHA = Combination("chacha20-poly1305@openssh.com", "implicit", "curve25519-sha256")
+MIB = 1024 * 1024
 
 
-def _summary(combo: Combination, median: float | None, cv: float | None) -> Summary:
-    return Summary(
-        combination=combo,
-        valid_trials=5,
-        invalid_trials=0,
-        payload_bytes=1,
-        median_mib_s=median,
-        min_mib_s=median,
-        max_mib_s=median,
-        q1_mib_s=median,
-        q3_mib_s=median,
-        iqr_mib_s=0.0,
-        cv=cv,
-        relative_to_fastest=None,
-        client_cpu_s_per_gib=None,
-        server_cpu_s_per_gib=None,
-        median_data_s=None,
-        median_wall_s=None,
-        wide_spread=False,
-    )
+def _run(run_id: int, host: str, rates: dict[Combination, list[float]]) -> RunResult:
+    """A RunResult of valid measured trials at the given MiB/s (one per round)."""
+    trials = [
+        Trial(combo, "transfer", rep, False, 64 * MIB, 0.0, valid=True, data_s=64 / rate)
+        for combo, values in rates.items()
+        for rep, rate in enumerate(values)
+    ]
+    return RunResult(settings=RunSettings(), environment={"hostname": host}, run_id=run_id, trials=trials)
 
 
-class _Fixed(RunResult):
-    """A RunResult whose summaries are given (compare is pure: it needs only summaries + environment)."""
-
-    def __init__(self, run_id: int, summaries: list[Summary], host: str) -> None:
-        super().__init__(settings=RunSettings(), environment={"hostname": host}, run_id=run_id)
-        summary.cached(self, "summaries", lambda: summaries)  # as if computed from trials
-
-
-def test_ratio_propagates_relative_spread_like_hyperfine():
-    r = ratio(_summary(AES, 300.0, 0.04), _summary(AES, 200.0, 0.03))
-    assert r is not None
-    assert r.value == pytest.approx(1.5)
-    assert r.uncertainty == pytest.approx(1.5 * math.sqrt(0.04**2 + 0.03**2))  # = 0.075
-    single = ratio(_summary(AES, 300.0, None), _summary(AES, 200.0, 0.03))
-    assert single is not None and single.uncertainty is None  # one trial: no spread to propagate
-    assert ratio(_summary(AES, None, None), _summary(AES, 200.0, 0.03)) is None
+def test_ratio_interval_and_decision():
+    faster = ratio([300.0, 310.0, 295.0, 305.0], [200.0, 205.0, 198.0, 202.0], tie_margin=0.03)
+    assert faster is not None
+    assert faster.value == pytest.approx(1.5, rel=0.01)
+    assert faster.low < faster.value < faster.high and faster.high < 1.6
+    assert faster.decision == "ordered" and faster.verdict == "faster"
+    slower = ratio([200.0, 205.0, 198.0, 202.0], [300.0, 310.0, 295.0, 305.0], tie_margin=0.03)
+    assert slower is not None and slower.verdict == "slower"
+    assert slower.low == pytest.approx(1 / faster.high) and slower.high == pytest.approx(1 / faster.low)
+    tied = ratio([400.0, 401.0, 399.0, 400.5], [400.2, 399.8, 400.4, 399.9], tie_margin=0.03)
+    assert tied is not None and tied.decision == "tied"
+    noisy = ratio([300.0, 150.0, 420.0], [280.0, 330.0, 160.0], tie_margin=0.03)
+    assert noisy is not None and noisy.decision == "undecided"
+    single = ratio([300.0], [200.0, 210.0], tie_margin=0.03)
+    assert single is not None and single.decision == "undecided" and not single.interval_known
+    assert ratio([], [200.0], tie_margin=0.03) is None
 
 
 def test_combinations_in_only_one_run_are_listed_not_hidden():
-    a = _Fixed(1, [_summary(AES, 400.0, 0.02), _summary(GCM, 800.0, 0.02)], "fast")
-    b = _Fixed(2, [_summary(AES, 100.0, 0.05), _summary(CHACHA, 150.0, 0.05)], "old")
+    a = _run(1, "fast", {AES: [400.0, 410.0, 395.0], GCM: [800.0, 790.0, 810.0]})
+    b = _run(2, "old", {AES: [100.0, 102.0, 99.0], CHACHA: [150.0, 149.0, 151.0]})
     comparison = compare_runs([a, b])
     assert comparison.run_labels == ["1", "2"]
     (row,) = comparison.rows
-    assert row.combination == AES and row.medians == [400.0, 100.0]
-    assert row.ratios[0].value == pytest.approx(0.25)
+    assert row.combination == AES and row.medians == pytest.approx([400.0, 100.0])
+    assert row.ratios[0].value == pytest.approx(0.25, rel=0.01)
     assert comparison.only_in == {"1": [GCM], "2": [CHACHA]}
     lines = only_in_lines(comparison)
     assert any(line.startswith("only in run 1: aes128-gcm@openssh.com") for line in lines)
@@ -75,9 +62,10 @@ def test_combinations_in_only_one_run_are_listed_not_hidden():
 
 
 def test_three_runs_baseline_is_the_first():
-    runs = [_Fixed(i, [_summary(AES, m, 0.01)], f"h{i}") for i, m in ((3, 100.0), (7, 200.0), (9, 50.0))]
+    runs = [_run(i, f"h{i}", {AES: [m, m * 1.01, m * 0.99]}) for i, m in ((3, 100.0), (7, 200.0), (9, 50.0))]
     (row,) = compare_runs(runs).rows
-    assert [r.value for r in row.ratios] == pytest.approx([2.0, 0.5])
+    assert [r.value for r in row.ratios] == pytest.approx([2.0, 0.5], rel=0.01)
+    assert [r.verdict for r in row.ratios] == ["faster", "slower"]
 
 
 def test_compare_two_stored_runs(tmp_path):
@@ -117,7 +105,7 @@ def test_compare_two_stored_runs(tmp_path):
 
     done = run_cli("compare", str(first_id), str(second_id))
     assert done.returncode == 0, done.stderr
-    assert "0.50 ±" in done.stdout
+    assert "0.50 (" in done.stdout and "slower" in done.stdout
     assert f"only in run {first_id}: aes128-gcm@openssh.com" in done.stdout
     assert "slowbox" in done.stdout
     same = run_cli("compare", str(first_id), str(first_id))

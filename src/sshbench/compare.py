@@ -1,25 +1,41 @@
-"""Runs side by side: the same combinations across runs (machines, SSH versions, links), as ratios of
-medians with an uncertainty propagated from each run's spread. Pure functions, no I/O.
+"""Runs side by side: the same combinations across runs (machines, SSH versions, links), as ratios with
+a 95% confidence interval and a decision. Pure functions, no I/O.
 
-The uncertainty follows hyperfine's relative speed: for r = a / b with standard deviations sa, sb,
-sr = r * sqrt((sa/a)^2 + (sb/b)^2). sshbench's centre is the median, so a and b are medians and
-sa/a, sb/b are each combination's coefficient of variation (stdev / mean of its trials' MiB/s).
+Two runs are independent samples (other minutes, often other machines), so nothing pairs their trials
+by round: the ratio is statistics.welch_log_ratio_ci over each combination's measured MiB/s (the ratio
+of geometric means, Welch's t on the logs), and statistics.compare_pair calls it faster, slower, tied
+within the run's --tie margin, or undecided, with the same rules as the ranking inside a run.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sshbench import statistics as stats
 from sshbench import summary
 from sshbench.results import Combination, RunResult
-from sshbench.summary import Summary
 
 
 @dataclass(frozen=True)
 class Ratio:
-    value: float  # this run's median / the baseline's median: > 1 is faster
-    uncertainty: float | None  # one standard deviation; None when a run had a single valid trial
+    """This run's MiB/s over the baseline's for one combination: above 1 is faster."""
+
+    value: float
+    low: float  # the 95% confidence interval
+    high: float
+    decision: stats.Decision  # ordered (faster or slower), tied, or undecided
+
+    @property
+    def verdict(self) -> str:
+        if self.decision == "ordered":
+            return "faster" if self.value > 1 else "slower"
+        return self.decision
+
+    @property
+    def interval_known(self) -> bool:
+        """False when a run had a single valid trial: no spread, so no interval (and no decision)."""
+        return self.low < self.high or self.decision != "undecided"
 
 
 @dataclass
@@ -67,14 +83,12 @@ class Comparison:
         return [r.label for r in self.runs]
 
 
-def ratio(run: Summary, baseline: Summary) -> Ratio | None:
-    """run / baseline of median MiB/s, with hyperfine's propagation of the relative spreads."""
-    if not run.median_mib_s or not baseline.median_mib_s:
+def ratio(run_rates: Sequence[float], baseline_rates: Sequence[float], tie_margin: float) -> Ratio | None:
+    """run / baseline from each run's measured MiB/s of one combination (None when one has none)."""
+    if not run_rates or not baseline_rates:
         return None
-    value = run.median_mib_s / baseline.median_mib_s
-    if run.cv is None or baseline.cv is None:
-        return Ratio(value, None)
-    return Ratio(value, value * math.sqrt(run.cv**2 + baseline.cv**2))
+    estimate = stats.welch_log_ratio_ci(run_rates, baseline_rates)
+    return Ratio(estimate.ratio, estimate.low, estimate.high, stats.compare_pair(estimate, tie_margin))
 
 
 def _header(result: RunResult, label: str) -> RunHeader:
@@ -93,6 +107,11 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
     """The first run is the baseline. Rows follow the baseline's ranking, then the others' order."""
     labels = labels or [str(r.run_id if r.run_id is not None else i + 1) for i, r in enumerate(results)]
     per_run = [{s.combination: s for s in summary.summaries(r)} for r in results]
+    rates = [
+        {combo: list(by_round.values()) for combo, by_round in summary.rates_by_round(r.trials).items()}
+        for r in results
+    ]
+    margin = summary.tie_margin(results[0])
     order: list[Combination] = []
     for summaries in per_run:
         order.extend(c for c in summaries if c not in order)
@@ -108,7 +127,10 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
             ComparedRow(
                 combination=combo,
                 medians=[s[combo].median_mib_s if combo in s else None for s in per_run],
-                ratios=[ratio(s[combo], base) if base is not None and combo in s else None for s in per_run[1:]],
+                ratios=[
+                    ratio(r.get(combo, []), rates[0].get(combo, []), margin) if base is not None else None
+                    for r in rates[1:]
+                ],
             )
         )
     return Comparison(runs=[_header(r, label) for r, label in zip(results, labels)], rows=rows, only_in=only_in)

@@ -33,6 +33,7 @@ OUTLIER_Z = 3.5  # Iglewicz & Hoaglin's recommended cut-off for the modified z-s
 
 PAIRED_LOG_T = "paired-log-t"
 UNPAIRED_MEDIANS = "unpaired-medians"
+WELCH_LOG_T = "welch-log-t"  # two runs: independent samples (compare)
 
 
 # --- the median of one combination ------------------------------------------------------------
@@ -194,6 +195,34 @@ def unpaired_ratio_ci(
         n_pairs,
         UNPAIRED_MEDIANS,
         coverage,
+    )
+
+
+def welch_log_ratio_ci(
+    a_values: Sequence[float], b_values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> RatioEstimate:
+    """a/b for two *independent* samples (two runs: other minutes, other machines, nothing to pair
+    by round): the ratio of geometric means, exp(mean ln a - mean ln b), with Welch's t interval on
+    the difference of the log means (Welch-Satterthwaite degrees of freedom, rounded down, which
+    only widens it). The log scale for the same reason as paired_ratio_ci: noise on throughput is
+    multiplicative, so ln(rate) is near-normal and a/b and b/a get reciprocal intervals. With one
+    value on a side there is no spread: the interval is the point and `coverage` 0 (never decides)."""
+    if not a_values or not b_values:
+        raise ValueError("welch_log_ratio_ci needs at least one value on each side")
+    if any(not v > 0 for v in (*a_values, *b_values)):
+        raise ValueError("throughputs must be positive")
+    log_a, log_b = [math.log(v) for v in a_values], [math.log(v) for v in b_values]
+    centre = statistics.fmean(log_a) - statistics.fmean(log_b)
+    if len(log_a) < 2 or len(log_b) < 2:
+        return RatioEstimate(math.exp(centre), math.exp(centre), math.exp(centre), 0, WELCH_LOG_T, 0.0)
+    var_a, var_b = statistics.variance(log_a) / len(log_a), statistics.variance(log_b) / len(log_b)
+    se = math.sqrt(var_a + var_b)
+    if se == 0:
+        return RatioEstimate(math.exp(centre), math.exp(centre), math.exp(centre), 0, WELCH_LOG_T, confidence)
+    df = (var_a + var_b) ** 2 / (var_a**2 / (len(log_a) - 1) + var_b**2 / (len(log_b) - 1))
+    half_width = t_critical(confidence, max(1, math.floor(df))) * se
+    return RatioEstimate(
+        math.exp(centre), math.exp(centre - half_width), math.exp(centre + half_width), 0, WELCH_LOG_T, confidence
     )
 
 

@@ -149,7 +149,7 @@ def compare_table(comparison) -> Table:
     assert isinstance(comparison, Comparison)
     table = Table(
         title=f"MiB/s (median) per run; ratio = run / run {comparison.run_labels[0]} "
-        "(± propagated from each run's spread)",
+        "(95% CI; faster/slower/tied/undecided)",
         title_justify="left",
     )
     table.add_column("combination")
@@ -159,9 +159,16 @@ def compare_table(comparison) -> Table:
         table.add_column(f"{label} / {comparison.run_labels[0]}", justify="right")
     for row in comparison.rows:
         medians = ["-" if m is None else f"{m:.1f}" for m in row.medians]
-        ratios = ["-" if r is None else f"{r.value:.2f} ± {r.uncertainty:.2f}" for r in row.ratios]
+        ratios = ["-" if r is None else _ratio_cell(r) for r in row.ratios]
         table.add_row(Text(row.label), *medians, *ratios)  # Text: '[kex]' is not rich markup
     return table
+
+
+def _ratio_cell(r) -> str:
+    """`0.50 (0.47-0.53) slower`; without an interval (a run with one valid trial) `1.02 (one trial)`."""
+    if not r.interval_known:
+        return f"{r.value:.2f} (one trial)"
+    return f"{r.value:.2f} ({r.low:.2f}-{r.high:.2f}) {r.verdict}"
 
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
