@@ -78,6 +78,10 @@ def test_csv_has_the_exact_medians(stored):
     rows = list(csv.DictReader(io.StringIO(_report(stored, "--format", "csv").stdout)))
     assert {(r["cipher"], r["mac"]): float(r["median_mib_s"]) for r in rows} == stored["medians"]
     assert {r["run_id"] for r in rows} == {str(stored["run_id"])}
+    for r in rows:  # the intervals as two columns each, around the median
+        assert float(r["ci95_mib_s_low"]) <= float(r["median_mib_s"]) <= float(r["ci95_mib_s_high"])
+        assert r["rank"].lstrip("=").isdigit()
+    assert any(r["relative_to_fastest_ci95_low"] for r in rows)
 
 
 def test_markdown_has_the_environment_header_and_the_medians(stored):
@@ -88,10 +92,11 @@ def test_markdown_has_the_environment_header_and_the_medians(stored):
     rows = [
         [c.strip() for c in line.strip("|").split("|")]
         for line in text.splitlines()
-        if line.startswith("| ") and line[2:3].isdigit()
+        if line.startswith("| ") and line[2:].lstrip("=")[:1].isdigit()
     ]
-    col = header.index("MiB/s")
-    found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[col] for r in rows}
+    col = header.index("MiB/s ± 95% CI")  # "median ±half-width": the median is the first figure
+    found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[col].split()[0] for r in rows}
+    assert all("±" in r[col] for r in rows)
     assert found == _rounded(stored["medians"])
 
 
@@ -146,7 +151,8 @@ def test_html_is_self_contained_with_the_medians(stored, tmp_path):
     reader = _TableReader()
     reader.feed(text)
     header, *rows = reader.rows
-    found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[header.index("MiB/s")] for r in rows}
+    col = header.index("MiB/s ± 95% CI")
+    found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[col].split()[0] for r in rows}
     assert found == _rounded(stored["medians"])
 
 

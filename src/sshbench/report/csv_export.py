@@ -14,10 +14,10 @@ RUN_COLUMNS = ("run_id", "hostname", "client_ssh_version", "server_ssh_version")
 
 
 def render(result: RunResult) -> str:
-    summaries = to_document(result)["summaries"]
+    summaries = [_flat(s) for s in to_document(result)["summaries"]]
     keys: list[str] = []
     for s in summaries:  # the union, in first-seen order: features add keys to some summaries only
-        keys.extend(k for k, v in s.items() if k not in keys and not isinstance(v, (dict, list)))
+        keys.extend(k for k, v in s.items() if k not in keys and k != "rank" and not isinstance(v, (dict, list)))
     env = result.environment
     run_values = {
         "run_id": result.run_id,
@@ -31,5 +31,16 @@ def render(result: RunResult) -> str:
     )
     writer.writeheader()
     for rank, s in enumerate(summaries, start=1):
-        writer.writerow({**run_values, "rank": rank, **{k: ("" if s.get(k) is None else s.get(k)) for k in keys}})
+        values = {k: ("" if s.get(k) is None else s.get(k)) for k in keys}
+        writer.writerow({**run_values, **values, "rank": s.get("rank_label") or rank})
     return buffer.getvalue()
+
+
+def _flat(summary: dict) -> dict:
+    """Each [low, high] interval (ci95_mib_s, relative_to_fastest_ci95, ...) as two columns, `_low` and
+    `_high`, so that a spreadsheet gets the confidence intervals too."""
+    flat = dict(summary)
+    for key, value in summary.items():
+        if "ci95" in key and isinstance(value, list) and len(value) == 2:
+            flat[f"{key}_low"], flat[f"{key}_high"] = value
+    return flat

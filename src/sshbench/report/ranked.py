@@ -65,11 +65,11 @@ def columns(summaries: list[dict]) -> list[Column]:
         if varies(key, default):
             cols.append(Column(key, key))
     cols += [
-        Column("MiB/s", "median_mib_s", True),
+        Column("MiB/s ± 95% CI", "median_mib_s", True),
         Column("min", "min_mib_s", True),
         Column("max", "max_mib_s", True),
         Column("CV", "cv", True),
-        Column("x fastest", "relative_to_fastest", True),
+        Column("x fastest (95% CI)", "relative_to_fastest", True),
         Column("client CPU s/GiB", "client_cpu_s_per_gib", True),
         Column("server CPU s/GiB", "server_cpu_s_per_gib", True),
         Column("valid", "valid"),
@@ -82,10 +82,16 @@ def columns(summaries: list[dict]) -> list[Column]:
 
 def cell(summary: dict, rank: int, key: str) -> str:
     value = summary.get(key)
-    if key == "rank":
-        return str(rank)
+    if key == "rank":  # shared by tied neighbours ("=1"); documents from before the statistics: the row
+        return str(summary.get("rank_label") or rank)
     if key == "mac":
         return "(implicit)" if value == IMPLICIT_MAC else str(value)
+    if key == "median_mib_s" and value is not None and _interval(summary.get("ci95_mib_s")):
+        low, high = summary["ci95_mib_s"]
+        return f"{value:.1f} ±{(high - low) / 2:.{0 if high - low >= 20 else 1}f}"
+    if key == "relative_to_fastest" and value is not None and _interval(summary.get("relative_to_fastest_ci95")):
+        low, high = summary["relative_to_fastest_ci95"]
+        return f"{value:.2f} ({low:.2f}-{high:.2f})"
     if key in ("median_mib_s", "min_mib_s", "max_mib_s"):
         return _fmt(value, ".1f")
     if key == "cv":
@@ -96,6 +102,11 @@ def cell(summary: dict, rank: int, key: str) -> str:
         valid, invalid = summary.get("valid_trials") or 0, summary.get("invalid_trials") or 0
         return f"{valid}/{valid + invalid}"
     return "-" if value is None else str(value)
+
+
+def _interval(value: object) -> bool:
+    """A [low, high] worth printing (absent in documents from before the statistics; [1, 1] for the fastest)."""
+    return isinstance(value, list) and len(value) == 2 and value[0] != value[1]
 
 
 def ranked(summaries: list[dict]) -> tuple[list[Column], list[list[str]]]:
