@@ -138,6 +138,7 @@ def measure(target: Target, link: str, size: int, rounds: int, cleanup: Cleanup,
                 "true",
             ],
             empty,
+            transfer=False,
         )
         _, wall_mux = _run([*mux_prefix[first], "true"], empty, transfer=False)
         if r:
