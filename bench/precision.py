@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Does sshbench decide, fast? The goals of issue 12, measured as a user runs them, printed as figures.
+
+1. Two consecutive default runs (`sshbench run`, every cipher, default MAC, `--runs auto`): wall time of
+   each (goal: at most 60 s on 2 cores), the median CI half-width, how many neighbouring pairs each
+   decided, and the agreement between them: every pair of combinations whose medians differ by 20% or
+   more must be ordered the same way in both (goal 100%); pairs 5-20% apart must never be reversed
+   with confidence (each run ordering them, in opposite directions).
+2. `--seconds` sweep (`--sweep 0.25,0.5,1`): the same default run with each data-phase target, the runs
+   interleaved (A B C A B C: this machine's 30-40% swings between minutes hit each alike), printing
+   the median CI half-width, the rounds run and the wall time: the efficiency figure is
+   half-width x sqrt(wall time) (a CI narrows as 1/sqrt(rounds), so lower is more precision per second).
+3. `--full`: `sshbench run --full` once: wall time (goal: at most 5 minutes) and every adjacent pair
+   ordered, tied or named undecided.
+
+Each run uses its own store in a temp dir; nothing else is touched. Speeds are not asserted anywhere:
+this script prints figures for the closing note.
+
+Usage: .venv/bin/python bench/precision.py [--pairs-only] [--sweep 0.25,0.5,1] [--full] [-- EXTRA RUN OPTIONS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sshbench import statistics as stats
+
+MIB = 1024 * 1024
+
+
+@dataclass
+class Measured:
+    label: str
+    wall_s: float
+    doc: dict
+
+    @property
+    def summaries(self) -> list[dict]:
+        return [s for s in self.doc["summaries"] if s.get("median_mib_s")]
+
+    @property
+    def rounds(self) -> int:
+        return int(self.doc["stats"]["rounds_run"])
+
+    def half_widths(self) -> list[float]:
+        """CI half-width as a fraction of the median, per combination."""
+        return [
+            (s["ci95_mib_s"][1] - s["ci95_mib_s"][0]) / 2 / s["median_mib_s"] for s in self.summaries if s["ci95_mib_s"]
+        ]
+
+    def rates(self) -> dict[str, dict[int, float]]:
+        """MiB/s per combination label per round, from the valid measured transfer trials."""
+        out: dict[str, dict[int, float]] = {}
+        for t in self.doc["trials"]:
+            if t["kind"] == "transfer" and t["valid"] and not t["warmup"] and t.get("data_s"):
+                key = f"{t['cipher']} {t['mac']}"
+                out.setdefault(key, {})[t["repetition"]] = t["payload_bytes"] / MIB / t["data_s"]
+        return out
+
+    def undecided(self) -> int:
+        return len(self.doc["stats"]["undecided_pairs"])
+
+    def neighbours(self) -> int:
+        return max(0, len(self.summaries) - 1)
+
+
+def run(label: str, options: list[str], store: Path) -> Measured:
+    out = store / f"{label}.json"
+    env = {**os.environ, "SSHBENCH_DB": str(store / "results.db")}
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "sshbench", "run", *options, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+        stdin=subprocess.DEVNULL,
+    )
+    wall = time.monotonic() - start
+    if done.returncode not in (0, 1) or not out.exists():
+        sys.exit(f"sshbench run {' '.join(options)} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    return Measured(label, wall, json.loads(out.read_text()))
+
+
+def describe(m: Measured) -> str:
+    widths = m.half_widths()
+    return (
+        f"{m.label:>14}: {m.wall_s:6.1f} s wall, {m.rounds} rounds, median CI half-width "
+        f"{statistics.median(widths) * 100:5.1f}% (max {max(widths) * 100:.0f}%), "
+        f"{m.neighbours() - m.undecided()}/{m.neighbours()} neighbouring pairs decided, "
+        f"efficiency {statistics.median(widths) * math.sqrt(m.wall_s) * 100:.1f}"
+    )
+
+
+def agreement(a: Measured, b: Measured) -> None:
+    """Every pair of combinations (not only neighbours) across two runs."""
+    ra, rb = a.rates(), b.rates()
+    ma = {k: statistics.median(v.values()) for k, v in ra.items()}
+    mb = {k: statistics.median(v.values()) for k, v in rb.items()}
+    far_same = far_total = near_reversed = near_total = 0
+    for x, y in itertools.combinations(sorted(ma.keys() & mb.keys()), 2):
+        gap = max(ma[x], ma[y]) / min(ma[x], ma[y]) - 1
+        if gap >= 0.20:
+            far_total += 1
+            far_same += (ma[x] > ma[y]) == (mb[x] > mb[y])
+        elif gap >= 0.05:
+            near_total += 1
+            ea, eb = stats.paired_ratio_ci(ra[x], ra[y]), stats.paired_ratio_ci(rb[x], rb[y])
+            ordered_a, ordered_b = stats.compare_pair(ea) == "ordered", stats.compare_pair(eb) == "ordered"
+            near_reversed += ordered_a and ordered_b and (ea.ratio > 1) != (eb.ratio > 1)
+    print(
+        f"  pairs >= 20% apart ordered the same in both runs: {far_same}/{far_total}"
+        + (f" ({far_same / far_total:.0%}; goal 100%)" if far_total else "")
+    )
+    print(f"  pairs 5-20% apart reversed with confidence: {near_reversed}/{near_total} (goal 0)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sweep", default="", help="comma list of --seconds targets to compare, e.g. 0.25,0.5,1")
+    parser.add_argument("--sweep-rounds", type=int, default=2, help="runs of each --seconds value, interleaved")
+    parser.add_argument("--full", action="store_true", help="also time `sshbench run --full` (minutes)")
+    parser.add_argument("--pairs-only", action="store_true", help="skip the two default runs")
+    parser.add_argument("extra", nargs="*", help="options added to every run (after --)")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="sshbench-precision-") as tmp:
+        store = Path(tmp)
+        if not args.pairs_only:
+            print("two consecutive default runs (`sshbench run`):")
+            first, second = run("default #1", args.extra, store), run("default #2", args.extra, store)
+            for m in (first, second):
+                print(describe(m))
+            agreement(first, second)
+        if args.sweep:
+            targets = [float(x) for x in args.sweep.split(",")]
+            print(f"--seconds sweep, interleaved x{args.sweep_rounds}:")
+            by_target: dict[float, list[Measured]] = {t: [] for t in targets}
+            for _ in range(args.sweep_rounds):
+                for target in targets:
+                    m = run(f"--seconds {target:g}", ["--seconds", f"{target:g}", *args.extra], store)
+                    by_target[target].append(m)
+                    print(describe(m))
+            for target, runs in by_target.items():
+                eff = statistics.median(statistics.median(m.half_widths()) * math.sqrt(m.wall_s) for m in runs)
+                print(f"  --seconds {target:g}: median efficiency {eff * 100:.1f} (lower: more precision per second)")
+        if args.full:
+            print("`sshbench run --full`:")
+            print(describe(run("--full", ["--full", *args.extra], store)))
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
