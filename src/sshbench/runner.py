@@ -37,6 +37,9 @@ from sshbench.trial_files import TrialPaths
 from sshbench.units import format_size
 
 TrialCallback = Callable[[int, int, Trial], None]
+# Kept for what follows the last round (the disk baseline, the raw TCP control's end, teardown): about
+# 2-4 s measured on a 2-core VM.
+END_RESERVE_S = 3.0
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
 
 
@@ -67,6 +70,9 @@ class Runner:
         self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
 
     def run(self) -> RunResult:
+        # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
+        # that `sshbench run` with the default 60 s budget ends about a minute after it was started.
+        self._started = time.monotonic()
         removed = clean_leftovers() + cpu_quota.sweep_stale()  # quota groups: below leftovers' layer
         if removed:
             self.result.notices.append(f"removed leftovers of an earlier run that was killed: {', '.join(removed)}")
@@ -199,7 +205,6 @@ class Runner:
             plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
             self.on_plan(len(plan))
-        self._started = time.monotonic()
         for index, item in enumerate(plan):
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
@@ -215,7 +220,8 @@ class Runner:
     ) -> None:
         """--runs auto: after the first measured rounds, a round at a time for the combinations still
         undecided against a neighbour (statistics.combinations_needing_rounds), until every pair is
-        ordered or tied, or the next round would not fit in --budget (counted from the first trial)."""
+        ordered or tied, or the next round would not fit in --budget (counted from the run's start, with
+        the end-of-run baselines' few seconds kept in reserve)."""
         from sshbench import statistics as stats
 
         s = self.settings
@@ -231,7 +237,7 @@ class Runner:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
             elapsed = time.monotonic() - self._started
-            if elapsed + self._round_cost(needing) > s.budget_s:
+            if elapsed + self._round_cost(needing) + END_RESERVE_S > s.budget_s:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
             plan = measured_round(needing, handshake_combinations(needing), rounds, rng)

@@ -59,7 +59,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "still undecided against a neighbour, within --budget (default auto)",
     )
     run.add_argument(
-        "--budget", default="60s", help="--runs auto: stop adding rounds after this long, e.g. 90s, 5m (default 60s)"
+        "--budget",
+        default="60s",
+        help="--runs auto: the whole run's time (set-up and calibration included) within which rounds are added, e.g. 90s, 5m (default 60s)",
     )
     run.add_argument(
         "--tie",

@@ -194,8 +194,10 @@ def decision_lines(result: RunResult) -> list[str]:
             runs = "more rounds would decide it"
         elif more <= PRACTICAL_ROUNDS:
             runs = f"about {more} rounds would decide it"
-        else:  # a ratio about the tie margin: no budget settles it
-            runs = f"its ratio is close to the ±{margin:.0%} tie margin: even {PRACTICAL_ROUNDS} rounds would not decide it"
+        elif abs(e.ratio - (1 + margin)) < margin / 2:  # near the margin's edge: no budget settles it
+            runs = f"its ratio is near the ±{margin:.0%} tie margin: over {PRACTICAL_ROUNDS} rounds at this spread"
+        else:  # the trials scatter too much for the gap: a quieter machine, not more time
+            runs = f"at this spread over {PRACTICAL_ROUNDS} rounds: a quieter machine would decide it sooner"
         out.append(
             f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
             f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {runs}"
