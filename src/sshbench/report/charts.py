@@ -19,13 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot: never try to open a window
-
-import matplotlib.pyplot as plt
-import matplotlib.ticker
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from sshbench import summary
 from sshbench.errors import RunError
@@ -36,6 +30,21 @@ from sshbench.results import (
     RunResult,
 )
 from sshbench.summary import Summary
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _matplotlib():
+    """matplotlib, imported on first use: it takes ~1 s to import (0.9 s measured on a busy 2-core VM),
+    which every `sshbench` command would otherwise pay, charts or not."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot: never try to open a window
+    import matplotlib.pyplot
+    import matplotlib.ticker
+
+    return matplotlib
 
 STYLE = {
     "font.size": 12,
@@ -84,7 +93,7 @@ def _render(fig: Figure, name: str, title: str) -> Chart:
     svg, png = io.StringIO(), io.BytesIO()
     fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
     fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _matplotlib().pyplot.close(fig)
     return Chart(name=name, title=title, svg=svg.getvalue(), png=png.getvalue())
 
 
@@ -98,7 +107,7 @@ def throughput_chart(summaries: list[Summary]) -> Chart | None:
         return None
     rows = rows[::-1]  # fastest at the top
     label = _labeller([s.combination for s in rows])
-    fig, ax = plt.subplots(figsize=(9, _bar_height(len(rows))))
+    fig, ax = _matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows))))
     medians = [s.median_mib_s or 0.0 for s in rows]
     below = [s.median_mib_s - s.min_mib_s for s in rows]  # type: ignore[operator]
     above = [s.max_mib_s - s.median_mib_s for s in rows]  # type: ignore[operator]
@@ -148,8 +157,8 @@ def heatmap_chart(summaries: list[Summary]) -> Chart | None:
     if not values:
         return None
     masked = [[float("nan") if v is None else v for v in row] for row in grid]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(macs) + 4), max(3.0, 0.55 * len(ciphers) + 1.8)))
-    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")  # grey: a cell the run did not measure
+    fig, ax = _matplotlib().pyplot.subplots(figsize=(max(6.0, 1.6 * len(macs) + 4), max(3.0, 0.55 * len(ciphers) + 1.8)))
+    cmap = _matplotlib().colormaps["viridis"].with_extremes(bad="#dddddd")  # grey: a cell the run did not measure
     image = ax.imshow(masked, cmap=cmap, aspect="auto", vmin=0, vmax=max(values))
     ax.set_xticks(range(len(macs)), ["(implicit)" if m == IMPLICIT_MAC else m for m in macs], rotation=30, ha="right")
     ax.set_yticks(range(len(ciphers)), ciphers)
@@ -172,7 +181,7 @@ def cpu_chart(summaries: list[Summary]) -> Chart | None:
         return None
     rows = rows[::-1]
     label = _labeller([s.combination for s in rows])
-    fig, ax = plt.subplots(figsize=(9, _bar_height(len(rows)) * 1.2))
+    fig, ax = _matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows)) * 1.2))
     ys = range(len(rows))
     height = 0.38
     ax.barh(
@@ -231,7 +240,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
     bandwidths = {b for points in best.values() for b in points}
     if len(bandwidths) < 2:
         return None
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = _matplotlib().pyplot.subplots(figsize=(8, 5))
     for series, style in (("without compression", "o-"), ("with compression", "s--")):
         points = sorted(best.get(series, {}).items())
         if points:
@@ -239,7 +248,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
     ax.set_xscale("log")
     # Ticks at the measured bandwidths, written as plain numbers (100, 1000), not powers of ten.
     ax.set_xticks(sorted(bandwidths), [f"{b:g}" for b in sorted(bandwidths)])
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.xaxis.set_minor_formatter(_matplotlib().ticker.NullFormatter())
     ax.set_xlabel("link bandwidth, Mbit/s (log scale)")
     ax.set_ylabel("throughput, MiB/s (fastest combination)")
     ax.set_title("Throughput against link bandwidth")
@@ -250,7 +259,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
 
 def make_charts(result: RunResult) -> list[Chart]:
     summaries = summary.summaries(result)
-    with matplotlib.rc_context(STYLE):  # type: ignore[arg-type]
+    with _matplotlib().rc_context(STYLE):  # type: ignore[arg-type]
         charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries), links_chart(summaries)]
     return [c for c in charts if c is not None]
 
