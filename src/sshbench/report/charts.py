@@ -18,7 +18,6 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from sshbench import summary
