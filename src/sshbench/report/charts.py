@@ -45,6 +45,7 @@ def _matplotlib():
 
     return matplotlib
 
+
 STYLE = {
     "font.size": 12,
     "axes.titlesize": 14,
@@ -156,7 +157,9 @@ def heatmap_chart(summaries: list[Summary]) -> Chart | None:
     if not values:
         return None
     masked = [[float("nan") if v is None else v for v in row] for row in grid]
-    fig, ax = _matplotlib().pyplot.subplots(figsize=(max(6.0, 1.6 * len(macs) + 4), max(3.0, 0.55 * len(ciphers) + 1.8)))
+    fig, ax = _matplotlib().pyplot.subplots(
+        figsize=(max(6.0, 1.6 * len(macs) + 4), max(3.0, 0.55 * len(ciphers) + 1.8))
+    )
     cmap = _matplotlib().colormaps["viridis"].with_extremes(bad="#dddddd")  # grey: a cell the run did not measure
     image = ax.imshow(masked, cmap=cmap, aspect="auto", vmin=0, vmax=max(values))
     ax.set_xticks(range(len(macs)), ["(implicit)" if m == IMPLICIT_MAC else m for m in macs], rotation=30, ha="right")
