@@ -261,7 +261,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
 
 def make_charts(result: RunResult) -> list[Chart]:
     summaries = summary.summaries(result)
-    with _matplotlib().rc_context(STYLE):  # type: ignore[arg-type]
+    with _matplotlib().rc_context(STYLE):
         charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries), links_chart(summaries)]
     return [c for c in charts if c is not None]
 
