@@ -45,6 +45,7 @@ def build_matrix(
     server: str = "openssh",
     client: str = "openssh",
     link: str | list[str] = "loopback",
+    streams: int | list[int] = 1,
 ) -> list[Combination]:
     """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
     own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
@@ -54,8 +55,16 @@ def build_matrix(
         return [value] if isinstance(value, str) else list(value)
 
     combos: list[Combination] = []
-    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
-        as_list(link), as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression), kexes
+    stream_counts = [streams] if isinstance(streams, int) else list(streams)
+    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex, n in itertools.product(
+        as_list(link),
+        as_list(payload),
+        as_list(tool),
+        as_list(direction),
+        as_list(sink),
+        as_list(compression),
+        kexes,
+        stream_counts,
     ):
         for cipher in ciphers:
             cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
@@ -72,6 +81,7 @@ def build_matrix(
                     server=server,
                     client=client,
                     link=link_name,
+                    streams=n,
                 )
                 if combo not in combos:
                     combos.append(combo)
@@ -228,7 +238,13 @@ def plan_matrix(
                 server=server_name,
                 client=client_name,
                 link=[p.name for p in s.link_profiles()],
+                streams=s.stream_counts(),
             )
     if not combos and errors:
         raise errors[0]
+    if any(c.streams > 1 for c in combos):
+        notices.append(
+            "-P N: N connections started together, each moving 1/N of the payload; MiB/s is the aggregate "
+            "(all bytes over the common data phase, first start to last end); per-stream figures in the JSON"
+        )
     return combos

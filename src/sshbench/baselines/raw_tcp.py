@@ -56,6 +56,7 @@ class SinkResult:
     data_s: float | None = None
     cpu_s: float | None = None  # the receiving process's own user+sys time
     error: str | None = None
+    ended_at: float | None = None  # the sink's wall clock (unix s) at the end: parallel streams line up on it
 
 
 class TcpSink:
@@ -116,6 +117,7 @@ class TcpSink:
                 data_s=report.get("data_s"),
                 cpu_s=report.get("cpu_s"),
                 error=report.get("error"),
+                ended_at=report.get("ended_at"),
             )
         except ValueError:
             self.result.error = f"raw TCP sink gave no report: {line.strip() or self._stderr() or 'no output'}"
@@ -304,6 +306,7 @@ def run_raw_tcp_trial(
     trial.exit_status = 0 if send_error is None and result.error is None else 1
     if result.data_s and result.data_s > 0:
         trial.data_s, trial.data_clock = result.data_s, DATA_CLOCK
+        trial.reader_ended_at = result.ended_at
     if send_error or result.error:
         trial.invalid_reason = send_error or result.error
     elif result.received_bytes != payload_bytes:

@@ -49,7 +49,8 @@ def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
             error = f"raw TCP sink: {err}"
         data_s = time.perf_counter() - start
         cpu_s = time.process_time() - cpu_start
-    return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error}
+    # ended_at: this machine's wall clock at the end, so that parallel streams line up (sshbench.streams)
+    return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error, "ended_at": time.time()}
 
 
 def main(argv: list[str]) -> int:

@@ -73,7 +73,7 @@ def environment_header(result: RunResult) -> Table:
 
 
 # The dimensions besides the algorithms, in the order they are shown (see Combination).
-SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression")
+SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression", "streams")
 
 
 def varying_setup(summaries: list) -> list[str]:
@@ -87,6 +87,8 @@ def setup_label(combo, fields: list[str]) -> str:
         value = getattr(combo, f)
         if f == "compression":
             value = "zlib" if value != "none" else "no-comp"
+        elif f == "streams":  # -P N (sshbench.parallel)
+            value = f"-P {value}"
         values.append(value)
     return "/".join(values)
 
@@ -222,7 +224,7 @@ def handshake_table(result: RunResult) -> Table | None:
     )
     varying = [
         f
-        for f in ("client", "server", "link", "tool", "direction", "sink", "compression")
+        for f in ("client", "server", "link", "tool", "direction", "sink", "compression", "streams")
         if len({getattr(h, f, None) for h in handshakes}) > 1
     ]
     table.add_column("kex")
@@ -234,7 +236,11 @@ def handshake_table(result: RunResult) -> Table | None:
         setup = (
             [
                 "/".join(
-                    ("zlib" if h.compression != "none" else "no-comp") if f == "compression" else str(getattr(h, f))
+                    ("zlib" if h.compression != "none" else "no-comp")
+                    if f == "compression"
+                    else f"-P {h.streams}"
+                    if f == "streams"
+                    else str(getattr(h, f))
                     for f in varying
                 )
             ]
