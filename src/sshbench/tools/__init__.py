@@ -9,11 +9,12 @@ from sshbench.tools.pipe import PipeTool
 from sshbench.tools.rsync import RsyncTool
 from sshbench.tools.scp import ScpLegacyTool, ScpTool
 from sshbench.tools.sftp import SftpTool
+from sshbench.tools.split import SplitTool
 
 # One registry keyed by (client implementation, tool name): OpenSSH's client runs every tool; AsyncSSH's
 # client has its own pipe.
 TOOLS: dict[tuple[str, str], type[TransferTool]] = {
-    **{("openssh", tool.name): tool for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool)},
+    **{("openssh", tool.name): tool for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool, SplitTool)},
     ("asyncssh", "pipe"): AsyncsshPipeTool,
 }
 
