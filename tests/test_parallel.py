@@ -208,3 +208,28 @@ def test_ctrl_c_stops_every_stream(isolated_state):
     wait_until(lambda: not _processes_mentioning(str(isolated_state)), what="every stream's processes to exit")
     assert not sshbench_temp_dirs()
     assert not [p for p in _processes_mentioning(os.environ["SSHBENCH_SHM_DIR"]) if pid_alive(p)]
+
+
+def test_split_moves_one_file_in_ranges_both_ways_and_its_checksum_matches(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli(
+        *("run", "--ciphers", GCM, "--tool", "split", "-P", "2", "--size", "3M", "--direction", "both"),
+        *("--runs", "1", "--warmup", "0", "--no-baselines", "--json", str(out)),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
+    assert {t["direction"] for t in transfers} == {"up", "down"}
+    for t in transfers:
+        assert t["valid"] and t["verified"] is True, t["invalid_reason"]  # SHA-256 of the reassembled file
+        assert t["sink"] == "tmpfs" and t["streams"] == 2 and t["per_stream"] is None
+        wire = t["sent_bytes"] if t["direction"] == "up" else t["received_bytes"]
+        assert wire >= 3 * MIB  # the two connections' own counts, summed
+
+
+def test_split_ranges_cover_the_file_in_whole_blocks():
+    from sshbench.tools.split import ranges
+
+    assert ranges(5 * MIB, 3) == [(0, 2), (2, 2), (4, 1)]
+    assert ranges(4 * MIB + 1, 2) == [(0, 3), (3, 2)]
+    assert ranges(0, 2) == [(0, 0), (0, 0)]  # a handshake trial still opens both connections
