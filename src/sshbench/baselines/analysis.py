@@ -189,6 +189,7 @@ def document(result: Any) -> dict:
         "link": baselines.get("link"),
         "links": _links_json(baselines.get("links"), result.trials),
         "raw_tcp_streams": _raw_streams_json(result.trials),
+        "stream_ceiling": [sweep.to_json() for sweep in stream_sweeps(result)] or None,
         "aesni_masked": baselines.get("aesni_masked", False),
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
@@ -200,6 +201,24 @@ def document(result: Any) -> dict:
             "cpu_busy_cores": bottleneck.CPU_BUSY_CORES,
         },
     }
+
+
+def stream_sweeps(result: Any) -> list:
+    """-P 1,2,...: per setting swept over stream counts, each count's ceiling and the conclusion
+    (baselines/stream_ceiling.py); empty without a sweep."""
+    from sshbench.baselines import stream_ceiling
+
+    return summary.cached(
+        result,
+        "stream-sweeps",
+        lambda: stream_ceiling.sweeps(
+            summary.summaries(result),
+            raw_tcp_by_streams(result.trials),
+            (result.baselines or {}).get("crypto") or {},
+            result.environment.get("cores"),
+            shares_machine=machine_cores_if_shared(result) is not None,
+        ),
+    )
 
 
 def _raw_streams_json(trials: list[Trial]) -> list[dict] | None:

@@ -326,6 +326,9 @@ def print_report(result: RunResult, console: Console) -> None:
             console.print(f"implementations: {note}", markup=False, highlight=False)
         for note in baseline_report.verdict_notes(baseline_analysis.compare(result)):
             console.print(f"bound by {note}", markup=False, highlight=False)
+        for sweep in baseline_analysis.stream_sweeps(result):  # -P 1,2,...: how many streams are enough
+            if line := sweep.conclusion():
+                console.print(f"streams: {line}", markup=False, highlight=False)
     baselines = baseline_report.baselines_table(result)
     if baselines is not None:
         console.print(baselines)
