@@ -17,6 +17,8 @@ from sshbench.algorithms import select as select_all
 from sshbench.errors import UsageError
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
 
+UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use (rclone before 1.64)
+
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings
     from sshbench.targets import Target
@@ -138,6 +140,11 @@ def measured_round(
     ]
 
 
+def _notice_once(notices: list[str], notice: str) -> None:
+    if notice not in notices:
+        notices.append(notice)
+
+
 def select_algorithms(
     settings: RunSettings,
     client: ClientAlgorithms,
@@ -225,21 +232,40 @@ def plan_matrix(
                 notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
                 if notice not in notices:
                     notices.append(notice)
-            combos += build_matrix(
-                ciphers,
-                macs,
-                kexes,
-                client.aead_ciphers,
+            tool_ciphers, tool_macs, tool_kexes, tool_client = ciphers, macs, kexes, client_name
+            if tool.client_name is not None:  # rclone: its own SSH client, ranked apart from OpenSSH's
+                tool_client = tool.client_name
+                if not tool.pins:
+                    tool_ciphers, tool_macs, tool_kexes = [UNPINNED], [IMPLICIT_MAC], [UNPINNED]
+                    _notice_once(
+                        notices,
+                        f"{tool.name} cannot be told which cipher, MAC or kex to use: its rows are its own choice "
+                        f"('{UNPINNED}'), ranked apart and never with pinned ones",
+                    )
+            tool_combos = build_matrix(
+                tool_ciphers,
+                tool_macs,
+                tool_kexes,
+                client.aead_ciphers | {UNPINNED},
                 compression=s.compressions(),
                 tool=tool.name,
                 direction=s.directions(),
                 sink=sinks,
                 payload=s.payloads(),
                 server=server_name,
-                client=client_name,
+                client=tool_client,
                 link=[p.name for p in s.link_profiles()],
                 streams=s.stream_counts(),
             )
+            # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
+            kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
+            if len(kept) < len(tool_combos):
+                _notice_once(
+                    notices,
+                    f"{tool.name} splits a file over several connections only when downloading: "
+                    "its -P N uploads are left out",
+                )
+            combos += kept
     if not combos and errors:
         raise errors[0]
     if any(c.streams > 1 for c in combos):

@@ -230,7 +230,8 @@ def _invalid_reason(
             ]
             why = lines[-1] if lines else "no message"
         return f"{tool.program} exited with status {trial.exit_status}: {why}"
-    mismatch = check_negotiated(combo, trial.negotiated)
+    # A tool with its own SSH client (rclone) prints no ssh -v: what it negotiated cannot be checked.
+    mismatch = check_negotiated(combo, trial.negotiated) if tool.client_name is None else None
     if mismatch:
         return mismatch
     if trial.kind == "transfer":

@@ -39,7 +39,8 @@ WHY = {
     "raw-tcp": "the path: raw TCP with as many streams is no faster",
     "streams": "each stream is already at its single-stream rate",
     "busy": "the cores: at -P {n} client and server used {used} of this machine's {cores} cores",
-    "ssh": "ssh itself: the rate stays well below every ceiling (process and copy overhead, contention)",
+    "ssh": "not a ceiling measured here: at -P {n} the rate stays well below every one while client and server "
+    "used {used} of {cores} cores (ssh's own overhead, or other load on the machine taking the rest)",
 }
 
 

@@ -53,9 +53,16 @@ class TransferTool(ABC):
     #: True when it moves one file over `TrialFiles.streams` connections itself (split, rclone, lftp); other
     #: tools run -P N as N copies of themselves (sshbench.parallel)
     splits_streams: ClassVar[bool] = False
-    #: False when it cannot be told which cipher/MAC/kex to use: its rows are marked and never ranked with
-    #: the pinned ones
-    pins_algorithms: ClassVar[bool] = True
+    #: the directions in which it moves one file over several connections (pget and rclone: downloads)
+    stream_directions: ClassVar[tuple[str, ...]] = ("up", "down")
+    #: a tool with an SSH client of its own (rclone: Go's): its rows are that client's, ranked on their own,
+    #: and no `ssh -v` shows what it negotiated
+    client_name: ClassVar[str | None] = None
+
+    @property
+    def pins(self) -> bool:
+        """Whether the requested cipher/MAC/kex reach its SSH client (else its rows are "unpinned")."""
+        return True
 
     def missing(self) -> str | None:
         """Why this tool cannot run here (one line with the fix), or None."""
