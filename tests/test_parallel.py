@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -233,3 +234,29 @@ def test_split_ranges_cover_the_file_in_whole_blocks():
     assert ranges(5 * MIB, 3) == [(0, 2), (2, 2), (4, 1)]
     assert ranges(4 * MIB + 1, 2) == [(0, 3), (3, 2)]
     assert ranges(0, 2) == [(0, 0), (0, 0)]  # a handshake trial still opens both connections
+
+
+MULTI_TOOLS = [name for name in ("lftp", "rclone") if shutil.which(name)]
+
+
+@pytest.mark.skipif(not MULTI_TOOLS, reason="neither lftp nor rclone is installed (apt-get install lftp rclone)")
+def test_lftp_and_rclone_download_one_file_over_two_connections(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli(
+        *("run", "--ciphers", GCM, "--tool", ",".join(MULTI_TOOLS), "-P", "2", "--direction", "down"),
+        *("--size", "3M", "--runs", "1", "--warmup", "0", "--no-baselines", "--json", str(out)),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    transfers = {t["tool"]: t for t in doc["trials"] if t["kind"] == "transfer"}
+    assert set(transfers) == set(MULTI_TOOLS)
+    for t in transfers.values():
+        assert t["valid"] and t["verified"] is True and t["streams"] == 2, t["invalid_reason"]
+    if "lftp" in transfers:  # OpenSSH's ssh under lftp: pinned, and checked from its -v log
+        assert transfers["lftp"]["negotiated"]["cipher"] == GCM
+    if "rclone" in transfers:  # Go's SSH client: its own rows, never ranked with OpenSSH's
+        rclone = transfers["rclone"]
+        assert rclone["client"] == "rclone"
+        assert rclone["cipher"] in ("unpinned", GCM)
+        if rclone["cipher"] == "unpinned":
+            assert "cannot be told which cipher" in done.stderr

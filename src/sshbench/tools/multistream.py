@@ -126,8 +126,9 @@ class RcloneTool(TransferTool):
             _option(ssh_options, "UserKnownHostsFile") or "",
             "--multi-thread-streams",
             str(files.streams),
+            # every size is split (0 divides by zero in rclone 1.60: operations.go:448); 1 KiB is below MIN_SIZE
             "--multi-thread-cutoff",
-            "0",
+            "1Ki",
             "--retries",
             "1",
             "--low-level-retries",
