@@ -196,7 +196,7 @@ def _processes_mentioning(needle: str) -> list[int]:
 
 
 def test_ctrl_c_stops_every_stream(isolated_state):
-    proc = start_cli("run", "--ciphers", GCM, "-P", "3", "--size", "64M", "--runs", "50", "--warmup", "0", "-v")
+    proc = start_cli("run", "--ciphers", GCM, "-P", "3", "--size", "16M", "--runs", "50", "--warmup", "0", "-v")
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         proc.send_signal(signal.SIGINT)
