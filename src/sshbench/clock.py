@@ -98,5 +98,7 @@ def clock_agreement(trials: list[Trial]) -> float | None:
         and t.data_s >= AGREEMENT_MIN_DATA_S
         and t.wall_minus_handshake_s
         and not slow_link(t.combination.link)
+        # -P N: wall minus an N-stream handshake is no clock for staggered streams (sshbench.streams)
+        and t.combination.streams == 1
     ]
     return statistics.median(ratios) if ratios else None

@@ -17,6 +17,8 @@ from sshbench.algorithms import select as select_all
 from sshbench.errors import UsageError
 from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
 
+UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use (rclone before 1.64)
+
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings
     from sshbench.targets import Target
@@ -45,6 +47,7 @@ def build_matrix(
     server: str = "openssh",
     client: str = "openssh",
     link: str | list[str] = "loopback",
+    streams: int | list[int] = 1,
 ) -> list[Combination]:
     """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
     own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
@@ -54,8 +57,16 @@ def build_matrix(
         return [value] if isinstance(value, str) else list(value)
 
     combos: list[Combination] = []
-    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex in itertools.product(
-        as_list(link), as_list(payload), as_list(tool), as_list(direction), as_list(sink), as_list(compression), kexes
+    stream_counts = [streams] if isinstance(streams, int) else list(streams)
+    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex, n in itertools.product(
+        as_list(link),
+        as_list(payload),
+        as_list(tool),
+        as_list(direction),
+        as_list(sink),
+        as_list(compression),
+        kexes,
+        stream_counts,
     ):
         for cipher in ciphers:
             cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
@@ -72,6 +83,7 @@ def build_matrix(
                     server=server,
                     client=client,
                     link=link_name,
+                    streams=n,
                 )
                 if combo not in combos:
                     combos.append(combo)
@@ -126,6 +138,11 @@ def measured_round(
         *(ScheduledTrial(c, "handshake", rep, False) for c in handshakes),
         *(ScheduledTrial(c, "transfer", rep, False) for c in order),
     ]
+
+
+def _notice_once(notices: list[str], notice: str) -> None:
+    if notice not in notices:
+        notices.append(notice)
 
 
 def select_algorithms(
@@ -215,20 +232,45 @@ def plan_matrix(
                 notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
                 if notice not in notices:
                     notices.append(notice)
-            combos += build_matrix(
-                ciphers,
-                macs,
-                kexes,
-                client.aead_ciphers,
+            tool_ciphers, tool_macs, tool_kexes, tool_client = ciphers, macs, kexes, client_name
+            if tool.client_name is not None:  # rclone: its own SSH client, ranked apart from OpenSSH's
+                tool_client = tool.client_name
+                if not tool.pins:
+                    tool_ciphers, tool_macs, tool_kexes = [UNPINNED], [IMPLICIT_MAC], [UNPINNED]
+                    _notice_once(
+                        notices,
+                        f"{tool.name} cannot be told which cipher, MAC or kex to use: its rows are its own choice "
+                        f"('{UNPINNED}'), ranked apart and never with pinned ones",
+                    )
+            tool_combos = build_matrix(
+                tool_ciphers,
+                tool_macs,
+                tool_kexes,
+                client.aead_ciphers | {UNPINNED},
                 compression=s.compressions(),
                 tool=tool.name,
                 direction=s.directions(),
                 sink=sinks,
                 payload=s.payloads(),
                 server=server_name,
-                client=client_name,
+                client=tool_client,
                 link=[p.name for p in s.link_profiles()],
+                streams=s.stream_counts(),
             )
+            # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
+            kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
+            if len(kept) < len(tool_combos):
+                _notice_once(
+                    notices,
+                    f"{tool.name} splits a file over several connections only when downloading: "
+                    "its -P N uploads are left out",
+                )
+            combos += kept
     if not combos and errors:
         raise errors[0]
+    if any(c.streams > 1 for c in combos):
+        notices.append(
+            "-P N: N connections started together, each moving 1/N of the payload; MiB/s is the aggregate "
+            "(all bytes over the common data phase, first start to last end); per-stream figures in the JSON"
+        )
     return combos

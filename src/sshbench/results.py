@@ -34,17 +34,31 @@ class Combination:
     server: str = "openssh"  # the server implementation (sshbench.targets.SERVERS)
     client: str = "openssh"  # the client implementation: never mixed silently in one ranking
     link: str = "loopback"  # the emulated link profile (sshbench.links)
+    # -P N: N connections of this combination started together, each moving 1/N of the payload
+    # (sshbench.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
+    streams: int = 1
 
     @property
     def label(self) -> str:
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
-        return f"{self.cipher}{mac}"
+        streams = f" -P {self.streams}" if self.streams != 1 else ""
+        return f"{self.cipher}{mac}{streams}"
 
     @property
-    def shape(self) -> tuple[str, ...]:
+    def shape(self) -> tuple[str | int, ...]:
         """Everything but the cipher, MAC and payload content: connections of the same shape have the
         same fixed costs (handshake, session, tool start-up), which handshake trials measure."""
-        return (self.kex, self.compression, self.tool, self.direction, self.sink, self.server, self.client, self.link)
+        return (
+            self.kex,
+            self.compression,
+            self.tool,
+            self.direction,
+            self.sink,
+            self.server,
+            self.client,
+            self.link,
+            self.streams,
+        )
 
 
 @dataclass
@@ -94,6 +108,11 @@ class Trial:
     # ... of which had arrived before the server-side reader's clock started (see README): data_s
     # is the reader's time scaled by tcp_wire_bytes / (tcp_wire_bytes - this)
     tcp_bytes_before_clock: int | None = None
+    # -P N (sshbench.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
+    # trial's own figures are the aggregate (sums; the data phase from first start to last end). None: one stream.
+    per_stream: list[dict] | None = None
+    # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
+    reader_ended_at: float | None = field(default=None, repr=False)
 
     @property
     def mib_s(self) -> float | None:
@@ -116,6 +135,7 @@ class Trial:
             "server": combo.server,
             "client": combo.client,
             "link": combo.link,
+            "streams": combo.streams,
             "negotiated": asdict(self.negotiated),
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,
@@ -142,6 +162,7 @@ class Trial:
             "compressed_wire_bytes": self.compressed_wire_bytes,
             "tcp_wire_bytes": self.tcp_wire_bytes,
             "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
+            "per_stream": self.per_stream,
         }
         return data
 

@@ -15,8 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import clock, environment, summary
-from sshbench.cleanup import Cleanup, kill_tree, signals_raise
+from sshbench import clock, environment, parallel, summary
+from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
+from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
 from sshbench.payload import (
@@ -29,6 +30,7 @@ from sshbench.payload import (
 from sshbench.plan import ScheduledTrial, handshake_combinations, measured_round, plan_matrix, schedule
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
+from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_settings as check_target_settings
 from sshbench.tools import TransferTool, get_tool
@@ -94,9 +96,7 @@ class Runner:
                     self._measure(target, cleanup)
                     self.result.status = "complete"
                 finally:
-                    proc = RunningProcess.current
-                    if proc is not None and proc.poll() is None:
-                        kill_tree(proc.pid)
+                    RunningProcess.kill_all()  # the client(s) in flight: several with -P N
                     cleanup.close()
         except (KeyboardInterrupt, Interrupted) as err:
             self.result.status = "interrupted"
@@ -186,7 +186,13 @@ class Runner:
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         raw_tcp_combos = (
-            [] if raw_tcp_combo is None else [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
+            []
+            if raw_tcp_combo is None
+            else [
+                replace(raw_tcp_combo, link=p.name, streams=n)  # -P N: the control with N streams too
+                for p in s.link_profiles()
+                for n in s.stream_counts()
+            ]
         )
         if (link_details := target.link_details()) is not None:
             self.result.baselines["links"] = link_details
@@ -337,6 +343,17 @@ class Runner:
             path = self._files.payloads.path_for(size)
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
             link_path = target.raw_tcp_path()
+            if item.combination.streams > 1:
+                share = stream_share(size, item.combination.streams)
+                return run_raw_tcp_streams(
+                    share_payload=self._files.payloads.path_for(share),
+                    share_bytes=share,
+                    repetition=item.repetition,
+                    warmup=item.warmup,
+                    timeout_s=self.settings.trial_timeout_s,
+                    combination=item.combination,
+                    path=link_path,
+                )
             return baseline_hooks.raw_tcp.run_raw_tcp_trial(
                 payload=path,
                 payload_bytes=size,
@@ -349,25 +366,41 @@ class Runner:
         combo = item.combination
         target = self.targets.get(combo.server, target)
         paths = self._paths.get(combo.server, self._files)
-        files = paths.for_trial(combo, item.kind, size)
-        target.before_trial(combo)
-        trial = run_trial(
-            ssh=self.settings.ssh,
-            target=target,
-            tool=self._tool_for(combo),
-            combo=combo,
-            kind=item.kind,
-            repetition=item.repetition,
-            warmup=item.warmup,
-            payload=Path(files.local_source),
-            payload_bytes=size,
-            workdir=workdir,
-            timeout_s=self.settings.trial_timeout_s,
-            env=self.ssh_env,
-            files=files,
-        )
+        tool = self._tool_for(combo)
+        if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
+            target.before_trial(combo)
+            trial = parallel.run_parallel_trial(
+                ssh=self.settings.ssh,
+                target=target,
+                tool=tool,
+                item=item,
+                payload_bytes=size,
+                paths=paths,
+                workdir=workdir,
+                timeout_s=self.settings.trial_timeout_s,
+                env=self.ssh_env,
+            )
+        else:
+            files = paths.for_trial(combo, item.kind, size)
+            target.before_trial(combo)
+            trial = run_trial(
+                ssh=self.settings.ssh,
+                target=target,
+                tool=tool,
+                combo=combo,
+                kind=item.kind,
+                repetition=item.repetition,
+                warmup=item.warmup,
+                payload=Path(files.local_source),
+                payload_bytes=size,
+                workdir=workdir,
+                timeout_s=self.settings.trial_timeout_s,
+                env=self.ssh_env,
+                files=files,
+            )
+            if item.kind == "transfer":
+                paths.check_received(trial, files)
         if item.kind == "transfer":
-            paths.check_received(trial, files)
             clock.provisional_wall_clock(trial, self.result.trials)
         return trial
 

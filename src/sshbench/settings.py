@@ -54,6 +54,7 @@ class RunSettings:
     seed: int | None = None  # order within a round is shuffled with this (None: chosen when the run starts)
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
+    parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
@@ -94,6 +95,7 @@ class RunSettings:
                 raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
         self.compressions()
         self.link_profiles()
+        self.stream_counts()
         if self.file is not None:
             if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
                 raise UsageError(f"--file {self.file}: not a readable file")
@@ -121,6 +123,10 @@ class RunSettings:
 
     def link_profiles(self) -> list:
         return parse_links(self.link)
+
+    def stream_counts(self) -> list[int]:
+        """-P N[,M...]: the stream counts to sweep, each from 1 to the most this target takes at once."""
+        return parse_parallel(self.parallel, max_streams(self.host, self.servers()))
 
     def compressions(self) -> list[str]:
         mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
@@ -176,6 +182,44 @@ def parse_runs(text: str | int) -> int | None:
 
 
 ZLIB = "zlib@openssh.com"
+
+# sshd's MaxStartups default (10:30:100) starts refusing unauthenticated connections beyond 10 at once;
+# Dropbear's MAX_UNAUTH_PER_IP is 5. The private sshd is started with MaxStartups 1000: there the limit is
+# what one machine sensibly runs (each stream is an ssh, an sshd session and a reader).
+MAX_STREAMS_REMOTE = 10
+MAX_STREAMS_DROPBEAR = 5
+MAX_STREAMS_PRIVATE = 64
+
+
+def max_streams(host: str | None, servers: list[str]) -> int:
+    """The most connections one -P trial may open at once against this target (and the user's own
+    limits: open files and processes, a few per stream)."""
+    import resource
+
+    limit = MAX_STREAMS_REMOTE if host else MAX_STREAMS_DROPBEAR if "dropbear" in servers else MAX_STREAMS_PRIVATE
+    for kind, per_stream in ((resource.RLIMIT_NOFILE, 16), (resource.RLIMIT_NPROC, 4)):
+        soft = resource.getrlimit(kind)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            limit = min(limit, max(soft // per_stream, 1))
+    return limit
+
+
+def parse_parallel(text: str | int, limit: int) -> list[int]:
+    """`-P 4` or `-P 1,2,4,8` as stream counts; UsageError unless each is from 1 to `limit`."""
+    counts = []
+    for token in _comma_list(str(text)) or ["1"]:
+        try:
+            value = int(token)
+        except ValueError:
+            raise UsageError(f"-P/--parallel {text!r}: a stream count or a comma list of them (e.g. 1,2,4)") from None
+        if not 1 <= value <= limit:
+            raise UsageError(
+                f"-P/--parallel {value}: a stream count from 1 to {limit} (the most connections this target "
+                "takes at once: sshd's MaxStartups, Dropbear's per-address limit, or your open-file limit)"
+            )
+        if value not in counts:
+            counts.append(value)
+    return counts
 
 
 def _comma_list(text: str | None) -> list[str]:

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from sshbench import statistics as stats
 from sshbench.results import Combination, RunResult, Trial
+from sshbench.streams import summarise_streams
 from sshbench.units import GIB
 
 # Above this coefficient of variation the spread is called out (as hyperfine warns on outliers).
@@ -50,6 +51,8 @@ class Summary:
     relative_to_fastest_ci95: list[float] | None = None  # [low, high] of relative_to_fastest, paired by round
     outlier_trials: list[int] = field(default_factory=list)  # repetitions flagged by modified z-score (kept)
     slow_first_trial: bool = False  # the first measured trial is a slow outlier: add warm-up
+    # -P N: medians over the valid trials of their per-stream figures (sshbench.parallel.summarise_streams)
+    per_stream: dict | None = None
 
     def to_json(self) -> dict:
         c = self.combination
@@ -65,6 +68,7 @@ class Summary:
             "server": c.server,
             "client": c.client,
             "link": c.link,
+            "streams": c.streams,
             **{
                 k: getattr(self, k)
                 for k in (
@@ -95,6 +99,7 @@ class Summary:
                     "relative_to_fastest_ci95",
                     "outlier_trials",
                     "slow_first_trial",
+                    "per_stream",
                 )
             },
         }
@@ -115,6 +120,7 @@ class HandshakeSummary:
     server: str = "openssh"
     client: str = "openssh"
     link: str = "loopback"
+    streams: int = 1  # -P N: N connections set up together
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -292,6 +298,7 @@ def summarise_transfers(
                     cpu_s_per_gib_ci95=_cpu_ci(
                         valid, fixed_costs.get(combo.shape, (None,) * 3), _connection_scoped(valid)
                     ),
+                    per_stream=summarise_streams(valid),
                 )
             )
         else:
@@ -383,7 +390,7 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
         if t.kind == "handshake" and not t.warmup:
             groups[t.combination.shape].append(t)
     out = []
-    for (kex, compression, tool, direction, sink, server, client, link), group in groups.items():
+    for (kex, compression, tool, direction, sink, server, client, link, streams), group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
         out.append(
@@ -401,6 +408,7 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
                 server=server,
                 client=client,
                 link=link,
+                streams=streams,
             )
         )
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))

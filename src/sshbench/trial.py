@@ -66,9 +66,19 @@ def check_negotiated(combo: Combination, negotiated: Negotiated) -> str | None:
 
 
 class RunningProcess:
-    """The client in flight, so that an interrupt can stop it."""
+    """The clients in flight (several with -P N: sshbench.parallel), so that an interrupt can stop them."""
 
     current: subprocess.Popen[bytes] | None = None
+    running: set[subprocess.Popen[bytes]] = set()
+
+    @classmethod
+    def kill_all(cls) -> None:
+        """Kill every client still running and its children (each runs in its own session)."""
+        from sshbench.cleanup import kill_tree
+
+        for proc in list(cls.running | ({cls.current} if cls.current is not None else set())):
+            if proc.returncode is None:
+                kill_tree(proc.pid)
 
 
 def run_trial(
@@ -123,6 +133,7 @@ def run_trial(
             env=env if env is not None else target.client_env(),
         )
         RunningProcess.current = proc
+        RunningProcess.running.add(proc)
         timed_out = threading.Event()
 
         def _kill() -> None:
@@ -142,7 +153,9 @@ def run_trial(
             timer.cancel()
         trial.wall_s = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        RunningProcess.current = None
+        RunningProcess.running.discard(proc)
+        if RunningProcess.current is proc:
+            RunningProcess.current = None
     trial.exit_status = proc.returncode
     trial.client_cpu_s = rusage.ru_utime + rusage.ru_stime
     stdout = "" if invocation.stdout else out_path.read_text(errors="replace")
@@ -164,6 +177,7 @@ def run_trial(
         trial.server_cpu_s = sink.server_cpu_s
         trial.server_cpu_scope = "data-phase" if sink.server_cpu_s is not None else None
         trial.server_sink_cpu_s = sink.sink_cpu_s
+        trial.reader_ended_at = sink.reader_ended_at
         if combo.direction == "up":  # for downloads the server socket still holds data when dd ends
             trial.tcp_wire_bytes = sink.tcp_bytes_received
             trial.tcp_bytes_before_clock = sink.tcp_bytes_before_reader
@@ -216,7 +230,8 @@ def _invalid_reason(
             ]
             why = lines[-1] if lines else "no message"
         return f"{tool.program} exited with status {trial.exit_status}: {why}"
-    mismatch = check_negotiated(combo, trial.negotiated)
+    # A tool with its own SSH client (rclone) prints no ssh -v: what it negotiated cannot be checked.
+    mismatch = check_negotiated(combo, trial.negotiated) if tool.client_name is None else None
     if mismatch:
         return mismatch
     if trial.kind == "transfer":

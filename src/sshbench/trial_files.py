@@ -90,7 +90,11 @@ class TrialPaths:
         remote_sink = "/dev/null" if combo.sink == "null" else f"{self._server_dir(combo.sink)}/{sink_name}"
         local_sink = "/dev/null" if combo.sink == "null" else f"{self._local_dir(combo.sink)}/{sink_name}"
         return TrialFiles(
-            local_source=local_source, remote_source=remote_source, remote_sink=remote_sink, local_sink=local_sink
+            local_source=local_source,
+            remote_source=remote_source,
+            remote_sink=remote_sink,
+            local_sink=local_sink,
+            streams=combo.streams,
         )
 
     def check_received(self, trial: Trial, files: TrialFiles) -> None:

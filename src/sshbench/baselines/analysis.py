@@ -43,13 +43,21 @@ class Comparison:
 
 
 def raw_tcp_summary(trials: list[Trial]) -> Summary | None:
+    """The single-stream raw TCP control (with -P N, the N-stream ones are in raw_tcp_by_streams)."""
     found = summarise_transfers(trials, kind=raw_tcp.KIND)
-    return found[0] if found else None
+    single = [s for s in found if s.combination.streams == 1]
+    return (single or found)[0] if found else None
 
 
 def raw_tcp_by_link(trials: list[Trial]) -> dict[str, Summary]:
     """The raw TCP control per link profile (one entry on plain loopback; one per --link otherwise)."""
-    return {s.combination.link: s for s in summarise_transfers(trials, kind=raw_tcp.KIND)}
+    found = summarise_transfers(trials, kind=raw_tcp.KIND)
+    return {s.combination.link: s for s in found if s.combination.streams == 1}
+
+
+def raw_tcp_by_streams(trials: list[Trial]) -> dict[tuple[str, int], Summary]:
+    """-P N: the raw TCP control per (link, stream count), so that N ssh streams compare with N TCP streams."""
+    return {(s.combination.link, s.combination.streams): s for s in summarise_transfers(trials, kind=raw_tcp.KIND)}
 
 
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
@@ -113,6 +121,7 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
     raw = raw_tcp_summary(result.trials)
     raw_rate = raw.median_mib_s if raw else None
     raw_per_link = raw_tcp_by_link(result.trials)
+    raw_per_streams = raw_tcp_by_streams(result.trials)
     crypto_measured: dict[str, dict] = baselines.get("crypto") or {}
     disk = baselines.get("disk") or {}
     link = baselines.get("link") or {}  # an emulated link, when one exists: {"window_bytes", "rtt_s"}
@@ -131,6 +140,8 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
         rate = s.median_mib_s
         # Emulated links: compare with the control measured over the same link, and that link's RTT.
         combo_raw = raw_per_link[combo.link].median_mib_s if combo.link in raw_per_link else raw_rate
+        if (combo.link, combo.streams) in raw_per_streams:  # -P N: the control with as many streams
+            combo_raw = raw_per_streams[(combo.link, combo.streams)].median_mib_s
         combo_link = links.get(combo.link) or link
         measurements = bottleneck.Measurements(
             mib_s=rate,
@@ -177,6 +188,8 @@ def document(result: Any) -> dict:
         "disk": baselines.get("disk"),
         "link": baselines.get("link"),
         "links": _links_json(baselines.get("links"), result.trials),
+        "raw_tcp_streams": _raw_streams_json(result.trials),
+        "stream_ceiling": [sweep.to_json() for sweep in stream_sweeps(result)] or None,
         "aesni_masked": baselines.get("aesni_masked", False),
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
@@ -188,6 +201,42 @@ def document(result: Any) -> dict:
             "cpu_busy_cores": bottleneck.CPU_BUSY_CORES,
         },
     }
+
+
+def stream_sweeps(result: Any) -> list:
+    """-P 1,2,...: per setting swept over stream counts, each count's ceiling and the conclusion
+    (baselines/stream_ceiling.py); empty without a sweep."""
+    from sshbench.baselines import stream_ceiling
+
+    return summary.cached(
+        result,
+        "stream-sweeps",
+        lambda: stream_ceiling.sweeps(
+            summary.summaries(result),
+            raw_tcp_by_streams(result.trials),
+            (result.baselines or {}).get("crypto") or {},
+            result.environment.get("cores"),
+            shares_machine=machine_cores_if_shared(result) is not None,
+        ),
+    )
+
+
+def _raw_streams_json(trials: list[Trial]) -> list[dict] | None:
+    """-P N: the raw TCP control of every (link, stream count) above one stream; null without -P."""
+    found = [s for s in summarise_transfers(trials, kind=raw_tcp.KIND) if s.combination.streams > 1]
+    if not found:
+        return None
+    return [
+        {
+            "link": s.combination.link,
+            "streams": s.combination.streams,
+            "median_mib_s": s.median_mib_s,
+            "valid_trials": s.valid_trials,
+            "invalid_trials": s.invalid_trials,
+            "per_stream": s.per_stream,
+        }
+        for s in found
+    ]
 
 
 def _links_json(links: dict | None, trials: list[Trial]) -> dict | None:

@@ -56,6 +56,8 @@ class SinkResult:
     data_s: float | None = None
     cpu_s: float | None = None  # the receiving process's own user+sys time
     error: str | None = None
+    ended_at: float | None = None  # the sink's wall clock (unix s) at the end: parallel streams line up on it
+    streams: list[dict] | None = None  # a sink of several connections (raw_tcp_streams): one entry each
 
 
 class TcpSink:
@@ -65,8 +67,11 @@ class TcpSink:
 
     Every wait is bounded by `timeout_s`; `close()` always ends the process."""
 
-    def __init__(self, timeout_s: float, host: str = LOOPBACK, port: int = 0, netns: str | None = None) -> None:
+    def __init__(
+        self, timeout_s: float, host: str = LOOPBACK, port: int = 0, netns: str | None = None, connections: int = 1
+    ) -> None:
         self.timeout_s = timeout_s
+        self.connections = connections  # > 1: one sink for several streams on one port (raw_tcp_streams)
         self.result = SinkResult()
         self.host, self.port, self.netns = host, port, netns
         self.address: tuple[str, int] = (host, port)
@@ -75,6 +80,8 @@ class TcpSink:
     def start(self) -> TcpSink:
         """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
         argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
+        if self.connections > 1:
+            argv.append(str(self.connections))
         if self.netns is not None:
             argv = ["ip", "netns", "exec", self.netns, *argv]
         self.process = subprocess.Popen(
@@ -116,6 +123,8 @@ class TcpSink:
                 data_s=report.get("data_s"),
                 cpu_s=report.get("cpu_s"),
                 error=report.get("error"),
+                ended_at=report.get("ended_at"),
+                streams=report.get("streams"),
             )
         except ValueError:
             self.result.error = f"raw TCP sink gave no report: {line.strip() or self._stderr() or 'no output'}"
@@ -304,6 +313,7 @@ def run_raw_tcp_trial(
     trial.exit_status = 0 if send_error is None and result.error is None else 1
     if result.data_s and result.data_s > 0:
         trial.data_s, trial.data_clock = result.data_s, DATA_CLOCK
+        trial.reader_ended_at = result.ended_at
     if send_error or result.error:
         trial.invalid_reason = send_error or result.error
     elif result.received_bytes != payload_bytes:

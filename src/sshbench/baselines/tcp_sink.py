@@ -49,14 +49,68 @@ def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
             error = f"raw TCP sink: {err}"
         data_s = time.perf_counter() - start
         cpu_s = time.process_time() - cpu_start
-    return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error}
+    # ended_at: this machine's wall clock at the end, so that parallel streams line up (sshbench.streams)
+    return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error, "ended_at": time.time()}
+
+
+def _receive(conn: socket.socket, timeout_s: float, out: dict) -> None:
+    """One stream of serve_many: its own clock from "go" to end of data, its bytes, its end time."""
+    with conn:
+        conn.settimeout(timeout_s)
+        buffer = memoryview(bytearray(RECV_BUFFER))
+        received, error = 0, None
+        start = time.perf_counter()
+        try:
+            conn.sendall(GO)
+            while n := conn.recv_into(buffer):
+                received += n
+        except OSError as err:
+            error = f"raw TCP sink: {err}"
+        out.update(received_bytes=received, data_s=time.perf_counter() - start, error=error, ended_at=time.time())
+
+
+def serve_many(timeout_s: float, host: str, port: int, connections: int) -> dict:
+    """`connections` streams on one listening port (an emulated link forwards one fixed port): accept them
+    all, then receive each on its own thread; the report adds `streams`, one entry per connection."""
+    import threading
+
+    listener = socket.create_server((host, port), backlog=connections)
+    conns: list[socket.socket] = []
+    with listener:
+        print(f"PORT {listener.getsockname()[1]}", flush=True)
+        for _ in range(connections):
+            ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
+            if listener not in ready:
+                for conn in conns:
+                    conn.close()
+                why = "parent went away" if ready else f"{len(conns)} of {connections} senders within {timeout_s:.0f} s"
+                return {"received_bytes": 0, "data_s": None, "cpu_s": None, "error": why, "ended_at": time.time()}
+            conns.append(listener.accept()[0])
+    cpu_start = time.process_time()
+    streams: list[dict] = [{} for _ in conns]
+    threads = [threading.Thread(target=_receive, args=(c, timeout_s, out)) for c, out in zip(conns, streams)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()  # each ends with its connection, or after timeout_s of silence
+    errors = [s["error"] for s in streams if s.get("error")]
+    return {
+        "received_bytes": sum(s.get("received_bytes", 0) for s in streams),
+        "data_s": max((s.get("data_s") or 0.0) for s in streams),
+        "cpu_s": time.process_time() - cpu_start,
+        "error": errors[0] if errors else None,
+        "ended_at": time.time(),
+        "streams": streams,
+    }
 
 
 def main(argv: list[str]) -> int:
     timeout_s = float(argv[1]) if len(argv) > 1 else 300.0
     host = argv[2] if len(argv) > 2 else "127.0.0.1"
     port = int(argv[3]) if len(argv) > 3 else 0
-    print(json.dumps(serve(timeout_s, host, port)), flush=True)
+    connections = int(argv[4]) if len(argv) > 4 else 1
+    report = serve(timeout_s, host, port) if connections <= 1 else serve_many(timeout_s, host, port, connections)
+    print(json.dumps(report), flush=True)
     return 0
 
 

@@ -98,6 +98,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--link", default="loopback", help="comma list of link profiles to sweep (default loopback)")
     run.add_argument(
+        "-P",
+        "--parallel",
+        default="1",
+        metavar="N[,M...]",
+        help="N connections of each combination started together, each moving 1/N of the payload; the rate is "
+        "the aggregate over the common data phase; a comma list sweeps stream counts, e.g. 1,2,4 (default 1)",
+    )
+    run.add_argument(
         "--tool", default="pipe", help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)"
     )
     run.add_argument(
@@ -268,6 +276,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         baselines=not args.no_baselines,
         dropbear_window=args.dropbear_window,
         server_cpu=args.server_cpu,
+        parallel=args.parallel,
     )
     progress = Progress(
         TextColumn("{task.description}"),

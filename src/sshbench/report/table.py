@@ -73,7 +73,7 @@ def environment_header(result: RunResult) -> Table:
 
 
 # The dimensions besides the algorithms, in the order they are shown (see Combination).
-SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression")
+SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression", "streams")
 
 
 def varying_setup(summaries: list) -> list[str]:
@@ -87,6 +87,8 @@ def setup_label(combo, fields: list[str]) -> str:
         value = getattr(combo, f)
         if f == "compression":
             value = "zlib" if value != "none" else "no-comp"
+        elif f == "streams":  # -P N (sshbench.parallel)
+            value = f"-P {value}"
         values.append(value)
     return "/".join(values)
 
@@ -224,7 +226,7 @@ def handshake_table(result: RunResult) -> Table | None:
     )
     varying = [
         f
-        for f in ("client", "server", "link", "tool", "direction", "sink", "compression")
+        for f in ("client", "server", "link", "tool", "direction", "sink", "compression", "streams")
         if len({getattr(h, f, None) for h in handshakes}) > 1
     ]
     table.add_column("kex")
@@ -236,7 +238,11 @@ def handshake_table(result: RunResult) -> Table | None:
         setup = (
             [
                 "/".join(
-                    ("zlib" if h.compression != "none" else "no-comp") if f == "compression" else str(getattr(h, f))
+                    ("zlib" if h.compression != "none" else "no-comp")
+                    if f == "compression"
+                    else f"-P {h.streams}"
+                    if f == "streams"
+                    else str(getattr(h, f))
                     for f in varying
                 )
             ]
@@ -322,6 +328,9 @@ def print_report(result: RunResult, console: Console) -> None:
             console.print(f"implementations: {note}", markup=False, highlight=False)
         for note in baseline_report.verdict_notes(baseline_analysis.compare(result)):
             console.print(f"bound by {note}", markup=False, highlight=False)
+        for sweep in baseline_analysis.stream_sweeps(result):  # -P 1,2,...: how many streams are enough
+            if line := sweep.conclusion():
+                console.print(f"streams: {line}", markup=False, highlight=False)
     baselines = baseline_report.baselines_table(result)
     if baselines is not None:
         console.print(baselines)

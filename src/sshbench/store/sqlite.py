@@ -106,6 +106,7 @@ def swept(combinations: list[Combination]) -> str:
         ("compression", "compression", "compressions"),
         ("tool", "tool", "tools"),
         ("direction", "direction", "directions"),
+        ("streams", "stream count", "stream counts"),  # -P N; rows stored before it read as 1
     ):
         values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
         if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept

@@ -5,16 +5,22 @@ from __future__ import annotations
 from sshbench.errors import UsageError
 from sshbench.tools.asyncssh_pipe import AsyncsshPipeTool
 from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
+from sshbench.tools.multistream import LftpTool, RcloneTool
 from sshbench.tools.pipe import PipeTool
 from sshbench.tools.rsync import RsyncTool
 from sshbench.tools.scp import ScpLegacyTool, ScpTool
 from sshbench.tools.sftp import SftpTool
+from sshbench.tools.split import SplitTool
 
 # One registry keyed by (client implementation, tool name): OpenSSH's client runs every tool; AsyncSSH's
 # client has its own pipe.
 TOOLS: dict[tuple[str, str], type[TransferTool]] = {
-    **{("openssh", tool.name): tool for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool)},
+    **{
+        ("openssh", tool.name): tool
+        for tool in (PipeTool, ScpTool, ScpLegacyTool, SftpTool, RsyncTool, SplitTool, LftpTool, RcloneTool)
+    },
     ("asyncssh", "pipe"): AsyncsshPipeTool,
+    ("rclone", "rclone"): RcloneTool,  # `--tool rclone`: Go's SSH client (TransferTool.client_name)
 }
 
 

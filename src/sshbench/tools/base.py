@@ -18,6 +18,7 @@ class SinkReport:
     sink_cpu_s: float | None = None  # the reader process itself
     tcp_bytes_received: int | None = None  # the server socket's TCP payload bytes received (kernel's count)
     tcp_bytes_before_reader: int | None = None  # ... of which had arrived before the reader's clock started
+    reader_ended_at: float | None = None  # the server's wall clock (unix s) when the reader ended
 
 
 @dataclass
@@ -29,6 +30,7 @@ class TrialFiles:
     remote_source: str | None  # down: the payload on the server
     remote_sink: str  # up: "/dev/null" or a file on the server
     local_sink: str  # down: "/dev/null" or a local file
+    streams: int = 1  # a tool that splits one file itself (splits_streams): its byte ranges / connections
 
 
 @dataclass
@@ -48,6 +50,19 @@ class TransferTool(ABC):
     reports_server_side: ClassVar[bool] = False
     #: True when it cannot write to /dev/null (rsync renames a temp file into place)
     needs_file_sink: ClassVar[bool] = False
+    #: True when it moves one file over `TrialFiles.streams` connections itself (split, rclone, lftp); other
+    #: tools run -P N as N copies of themselves (sshbench.parallel)
+    splits_streams: ClassVar[bool] = False
+    #: the directions in which it moves one file over several connections (pget and rclone: downloads)
+    stream_directions: ClassVar[tuple[str, ...]] = ("up", "down")
+    #: a tool with an SSH client of its own (rclone: Go's): its rows are that client's, ranked on their own,
+    #: and no `ssh -v` shows what it negotiated
+    client_name: ClassVar[str | None] = None
+
+    @property
+    def pins(self) -> bool:
+        """Whether the requested cipher/MAC/kex reach its SSH client (else its rows are "unpinned")."""
+        return True
 
     def missing(self) -> str | None:
         """Why this tool cannot run here (one line with the fix), or None."""

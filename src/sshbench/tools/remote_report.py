@@ -43,13 +43,15 @@ def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
         f"d=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; "
         f"{reader}; rc=$?; "
         f'y=-; [ -r "$n" ] && read -r y < "$n"; '
+        # The reader's end on the server's wall clock: parallel streams (sshbench.parallel) line up on it.
+        f"e=$(date +%s.%N 2>/dev/null); "
         f'b=-; [ -r "$s" ] && read -r b < "$s"; c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; '
         # The kernel's own count of TCP payload bytes this connection's server socket received (ss reads
         # the socket's TCP_INFO), found by the ports in $SSH_CONNECTION: bytes on the wire, not ssh's word.
         f"{_SS_SNAPSHOT.format(var='t')}"
         f'{{ echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; echo "{MARK}-C0 $d"; '
         f'echo "{MARK}-NA $x"; echo "{MARK}-NB $y"; echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; '
-        f'echo "{MARK}-TCP $t"; echo "{MARK}-TCP0 $t0"; }} >&{report_fd}; exit $rc'
+        f'echo "{MARK}-TCP $t"; echo "{MARK}-TCP0 $t0"; echo "{MARK}-END $e"; }} >&{report_fd}; exit $rc'
     )
 
 
@@ -97,6 +99,11 @@ def parse_marked(stdout: str) -> SinkReport:
     tcp, tcp0 = (_TCP_RECEIVED.search(marks.get(k) or "") for k in ("TCP", "TCP0"))
     report.tcp_bytes_received = int(tcp.group(1)) if tcp else None
     report.tcp_bytes_before_reader = int(tcp0.group(1)) if tcp0 else None
+    try:  # GNU date's %s.%N; another date prints something else (no end time: client clocks then)
+        ended = float(marks.get("END") or "")
+        report.reader_ended_at = ended if ended > 0 and ended != float("inf") else None
+    except ValueError:
+        report.reader_ended_at = None
     try:
         if sched_before is not None and sched_after is not None and sched_after >= sched_before:
             report.server_cpu_s = (sched_after - sched_before) / 1e9

@@ -1,0 +1,202 @@
+"""How many streams a user needs (`run -P 1,2,4,...`), and what they can reach.
+
+For each swept stream count N of one setting (everything but the stream count equal), the ceiling is the
+smallest of:
+- `raw-tcp`: the raw TCP control with N streams over the same link (the path itself);
+- `streams`: N x the same setting's single-stream rate (streams that do not slow each other down);
+- `cores`: what the cores allow, the smaller of two figures. Crypto: the cores the streams can use x one
+  core's crypto rate for the combination (openssl speed); each byte is encrypted by the client and
+  decrypted by the server, so where both run on this machine (a private server) N streams use at most
+  min(N, cores / 2) cores' worth on each side; against a remote host, min(N, this machine's cores).
+  Whole cost: this machine's cores / the CPU seconds per MiB one stream measured (client + server
+  where both run here; the client's alone otherwise): copies, syscalls and the reader count too;
+- `link`: the emulated link's rate (--link), in payload MiB/s.
+
+The conclusion names the smallest N within 10% of the best aggregate, and why more streams do not help:
+the term that binds at the largest N (cores, link, the path, or, where the rate stays well below every
+ceiling, ssh itself).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sshbench.baselines import crypto_ceiling
+from sshbench.links import profile_named
+from sshbench.results import Combination
+from sshbench.summary import Summary
+from sshbench.units import MIB
+
+ENOUGH_FRACTION = 0.90  # "within 10% of the best"
+# Below this share of its ceiling, a setting is held back by something no term measures (ssh itself,
+# contention between the streams' processes).
+FAR_BELOW = 0.6
+BUSY = 0.75  # ... unless the streams kept this share of the machine's cores busy: then it is the cores
+
+WHY = {
+    "cores": "the cores: every stream's crypto runs on the same {cores} cores",
+    "link": "the link: its rate is the ceiling",
+    "raw-tcp": "the path: raw TCP with as many streams is no faster",
+    "streams": "each stream is already at its single-stream rate",
+    "busy": "the cores: at -P {n} client and server used {used} of this machine's {cores} cores",
+    "ssh": "not a ceiling measured here: at -P {n} the rate stays well below every one while client and server "
+    "used {used} of {cores} cores (ssh's own overhead, or other load on the machine taking the rest)",
+}
+
+
+@dataclass
+class StreamRow:
+    streams: int
+    mib_s: float | None
+    terms: dict[str, float] = field(default_factory=dict)  # term -> MiB/s (only the known ones)
+    cpu_cores: float | None = None  # CPU seconds per second the setting used (client + server where both run here)
+
+    @property
+    def ceiling_mib_s(self) -> float | None:
+        return min(self.terms.values()) if self.terms else None
+
+    @property
+    def limited_by(self) -> str | None:
+        return min(self.terms, key=lambda k: self.terms[k]) if self.terms else None
+
+    @property
+    def of_ceiling(self) -> float | None:
+        ceiling = self.ceiling_mib_s
+        return self.mib_s / ceiling if self.mib_s and ceiling else None
+
+    def to_json(self) -> dict:
+        return {
+            "streams": self.streams,
+            "mib_s": self.mib_s,
+            "ceiling_mib_s": self.ceiling_mib_s,
+            "limited_by": self.limited_by,
+            "of_ceiling": self.of_ceiling,
+            "terms": self.terms,
+            "cpu_cores": self.cpu_cores,
+        }
+
+
+@dataclass
+class StreamSweep:
+    """One setting swept over stream counts."""
+
+    setting: Combination  # with streams=1
+    rows: list[StreamRow]
+    cores: int | None
+    shares_machine: bool = True
+
+    @property
+    def best(self) -> StreamRow | None:
+        measured = [r for r in self.rows if r.mib_s]
+        return max(measured, key=lambda r: r.mib_s or 0.0) if measured else None
+
+    @property
+    def enough(self) -> StreamRow | None:
+        """The fewest streams within 10% of the best aggregate."""
+        best = self.best
+        if best is None or not best.mib_s:
+            return None
+        return next(r for r in self.rows if r.mib_s and r.mib_s >= ENOUGH_FRACTION * best.mib_s)
+
+    def why_no_more(self) -> str | None:
+        """Why more streams than `enough` do not help: the binding term at the largest N measured."""
+        last = next((r for r in reversed(self.rows) if r.mib_s), None)
+        if last is None or last.limited_by is None:
+            return None
+        reason = last.limited_by
+        if (last.of_ceiling or 0.0) < FAR_BELOW:
+            # Far below every ceiling: the cores after all when the streams kept them busy, else ssh itself.
+            busy = self.shares_machine and self.cores and last.cpu_cores and last.cpu_cores >= BUSY * self.cores
+            reason = "busy" if busy else "ssh"
+        return WHY[reason].format(cores=self.cores or "?", used=f"{last.cpu_cores or 0:.1f}", n=last.streams)
+
+    def conclusion(self) -> str | None:
+        enough, best = self.enough, self.best
+        if enough is None or best is None:
+            return None
+        head = f"{self.setting.label} ({self.setting.tool}, {self.setting.direction}, {self.setting.link}):"
+        if len([r for r in self.rows if r.mib_s]) < 2:
+            return None
+        figures = ", ".join(
+            f"-P {r.streams} {r.mib_s:.0f} MiB/s"
+            + (f" ({r.of_ceiling:.0%} of {r.ceiling_mib_s:.0f})" if r.of_ceiling else "")
+            for r in self.rows
+            if r.mib_s
+        )
+        tail = f"; more do not help: {self.why_no_more()}" if enough.streams < self.rows[-1].streams else ""
+        return f"{head} {figures}; -P {enough.streams} is within 10% of the best (-P {best.streams}){tail}"
+
+    def to_json(self) -> dict:
+        s = self.setting
+        return {
+            "cipher": s.cipher,
+            "mac": s.mac,
+            "kex": s.kex,
+            "compression": s.compression,
+            "tool": s.tool,
+            "direction": s.direction,
+            "sink": s.sink,
+            "payload": s.payload,
+            "server": s.server,
+            "client": s.client,
+            "link": s.link,
+            "rows": [r.to_json() for r in self.rows],
+            "best_streams": self.best.streams if self.best else None,
+            "enough_streams": self.enough.streams if self.enough else None,
+            "why_not_more": self.why_no_more(),
+            "conclusion": self.conclusion(),
+        }
+
+
+def sweeps(
+    summaries: list[Summary],
+    raw_by_streams: dict[tuple[str, int], Summary],
+    crypto_measured: dict[str, dict],
+    cores: int | None,
+    shares_machine: bool,
+) -> list[StreamSweep]:
+    """One StreamSweep per setting measured with more than one stream count (none without -P)."""
+    groups: dict[Combination, dict[int, Summary]] = {}
+    for s in summaries:
+        groups.setdefault(replace(s.combination, streams=1), {})[s.combination.streams] = s
+    out = []
+    for setting, by_n in groups.items():
+        if len(by_n) < 2:
+            continue
+        single = by_n.get(1)
+        per_core, _ = crypto_ceiling.ceiling_for(setting, crypto_measured) if crypto_measured else (None, None)
+        profile = profile_named(setting.link)
+        link_rate = profile.rate_bit_s / 8 / MIB if profile is not None and profile.rate_bit_s else None
+        rows = []
+        for n in sorted(by_n):
+            terms: dict[str, float] = {}
+            raw = raw_by_streams.get((setting.link, n))
+            if raw is not None and raw.median_mib_s:
+                terms["raw-tcp"] = raw.median_mib_s
+            if single is not None and single.median_mib_s:
+                terms["streams"] = n * single.median_mib_s
+            allowed = []
+            if per_core and cores:
+                allowed.append(min(n, cores / 2 if shares_machine else cores) * per_core)
+            if cores and (cost := _cpu_s_per_mib(single, shares_machine)):
+                allowed.append(cores / cost)
+            if allowed:
+                terms["cores"] = min(allowed)
+            if link_rate:
+                terms["link"] = link_rate
+            cost = _cpu_s_per_mib(by_n[n], shares_machine)
+            rate = by_n[n].median_mib_s
+            rows.append(StreamRow(streams=n, mib_s=rate, terms=terms, cpu_cores=cost * rate if cost and rate else None))
+        out.append(StreamSweep(setting=setting, rows=rows, cores=cores, shares_machine=shares_machine))
+    return out
+
+
+def _cpu_s_per_mib(s: Summary | None, shares_machine: bool) -> float | None:
+    """CPU seconds per MiB moved: client + server where both run on this machine, else the client's."""
+    if s is None or s.client_cpu_s_per_gib is None:
+        return None
+    per_gib = s.client_cpu_s_per_gib + ((s.server_cpu_s_per_gib or 0.0) if shares_machine else 0.0)
+    return per_gib / 1024 if per_gib > 0 else None
+
+
+__all__ = ["StreamRow", "StreamSweep", "sweeps"]

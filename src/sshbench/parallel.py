@@ -1,0 +1,138 @@
+"""`run -P N`: N connections of one combination started together, each moving 1/N of the payload, merged
+into one trial (its figures: sshbench.streams).
+
+Each stream is an ordinary trial (sshbench.trial.run_trial: its own client process in its own session,
+its own timer, its own log and server-side report), run on its own thread so that all N start within a
+few milliseconds and each one's end is seen when it happens. Every client is registered with
+`trial.RunningProcess`, so Ctrl-C kills all of them (the runner's `finally`). Integrity checks of what
+arrived (sizes, SHA-256) run after the last stream ended, never while others still move data.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sshbench.plan import ScheduledTrial
+from sshbench.results import Combination, Trial
+from sshbench.streams import merge, stream_share
+from sshbench.targets import Target
+from sshbench.tools import TransferTool, TrialFiles
+from sshbench.trial import run_trial
+from sshbench.trial_files import TrialPaths
+
+# How long past its own timeout a stream's thread may take to hand its trial back (reading its log).
+_JOIN_MARGIN_S = 60.0
+
+
+def fans_out(combo: Combination, tool: TransferTool) -> bool:
+    """Whether this combination runs as N copies of the tool (a tool that splits one file over its own
+    connections takes N itself)."""
+    return combo.streams > 1 and not tool.splits_streams
+
+
+def stream_files(files: TrialFiles, index: int) -> TrialFiles:
+    """Stream `index`'s files: the same source (every stream sends an equal share, the same bytes), and
+    a sink file of its own (N writers must not share one)."""
+
+    def own(path: str) -> str:
+        return path if path == "/dev/null" else f"{path}-stream{index + 1}"
+
+    return replace(files, remote_sink=own(files.remote_sink), local_sink=own(files.local_sink), streams=1)
+
+
+def run_parallel_trial(
+    *,
+    ssh: str,
+    target: Target,
+    tool: TransferTool,
+    item: ScheduledTrial,
+    payload_bytes: int,
+    paths: TrialPaths,
+    workdir: Path,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+) -> Trial:
+    """One parallel trial of `item.combination.streams` streams. A handshake trial opens N empty
+    connections together: the fixed cost the N-stream transfers' wall time also contains."""
+    combo, kind = item.combination, item.kind
+    n = combo.streams
+    share = stream_share(payload_bytes, n) if kind == "transfer" else 0
+    files = [stream_files(paths.for_trial(combo, kind, share or payload_bytes), i) for i in range(n)]
+    parent = Trial(
+        combination=combo,
+        kind=kind,
+        repetition=item.repetition,
+        warmup=item.warmup,
+        payload_bytes=share * n,
+        started_at=time.time(),
+    )
+    results: list[Trial | None] = [None] * n
+    failures: list[str | None] = [None] * n
+    go = threading.Event()
+
+    def stream(index: int) -> None:
+        go.wait()
+        try:
+            stream_dir = workdir / f"stream-{index + 1}"
+            stream_dir.mkdir(exist_ok=True)
+            results[index] = run_trial(
+                ssh=ssh,
+                target=target,
+                tool=tool,
+                combo=combo,
+                kind=kind,
+                repetition=item.repetition,
+                warmup=item.warmup,
+                payload=Path(files[index].local_source),
+                payload_bytes=share,
+                workdir=stream_dir,
+                timeout_s=timeout_s,
+                env=env,
+                files=files[index],
+            )
+        except Exception as err:  # a stream that could not even start: the trial says which
+            failures[index] = f"{type(err).__name__}: {err}"
+
+    server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
+    # Daemon threads: after Ctrl-C the runner kills every client (RunningProcess) and moves on.
+    threads = [threading.Thread(target=stream, args=(i,), daemon=True, name=f"stream-{i + 1}") for i in range(n)]
+    for thread in threads:
+        thread.start()
+    go.set()
+    deadline = time.monotonic() + timeout_s + _JOIN_MARGIN_S
+    for thread in threads:
+        thread.join(max(deadline - time.monotonic(), 0.0))
+    server_cpu_total = None
+    if server_cpu_before is not None:
+        after = target.server_cpu_total()
+        server_cpu_total = max(after - server_cpu_before, 0.0) if after is not None else None
+    streams = [_stream_trial(results[i], failures[i], threads[i], parent, share) for i in range(n)]
+    if kind == "transfer":  # after the timed phase of every stream
+        for index, trial in enumerate(streams):
+            if results[index] is not None:
+                paths.check_received(trial, files[index])
+    return merge(parent, streams, server_cpu_total)
+
+
+def _stream_trial(
+    result: Trial | None, failure: str | None, thread: threading.Thread, parent: Trial, share: int
+) -> Trial:
+    """The stream's own trial, or an invalid stand-in saying why there is none."""
+    if result is not None:
+        return result
+    reason = failure or ("did not finish in time" if thread.is_alive() else "no result")
+    return Trial(
+        combination=parent.combination,
+        kind=parent.kind,
+        repetition=parent.repetition,
+        warmup=parent.warmup,
+        payload_bytes=share,
+        started_at=parent.started_at,
+        invalid_reason=reason,
+    )
+
+
+__all__ = ["fans_out", "run_parallel_trial", "stream_files"]
