@@ -179,9 +179,14 @@ class Runner:
         )
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
+        # A remote host's control runs in each direction measured (the server sends for "down").
+        raw_directions = s.directions() if getattr(target, "remote_raw_tcp", False) else ["up"]
         raw_tcp_combos = (
-            [] if raw_tcp_combo is None else [replace(raw_tcp_combo, link=p.name) for p in s.link_profiles()]
+            []
+            if raw_tcp_combo is None
+            else [replace(raw_tcp_combo, link=p.name, direction=d) for p in s.link_profiles() for d in raw_directions]
         )
+        self._raw_tcp_left_out = False  # set once a remote control cannot work (blocked port): one note
         if (link_details := target.link_details()) is not None:
             self.result.baselines["links"] = link_details
         for raw_combo in raw_tcp_combos:
@@ -201,6 +206,8 @@ class Runner:
             self.on_plan(len(plan))
         self._started = time.monotonic()
         for index, item in enumerate(plan):
+            if self._raw_tcp_left_out and item.kind == baseline_hooks.raw_tcp.KIND:
+                continue
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if item.calibration:
@@ -331,7 +338,9 @@ class Runner:
             path = self._files.payloads.path_for(size)
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
             link_path = target.raw_tcp_path()
-            return baseline_hooks.raw_tcp.run_raw_tcp_trial(
+            if link_path is not None and item.combination.direction == "down":  # a remote host sends its copy
+                link_path["source"] = self._files.remote_payload(size)
+            raw_trial = baseline_hooks.raw_tcp.run_raw_tcp_trial(
                 payload=path,
                 payload_bytes=size,
                 repetition=item.repetition,
@@ -340,6 +349,10 @@ class Runner:
                 combination=item.combination,
                 path=link_path,
             )
+            if note := baseline_hooks.raw_tcp.blocked_note(raw_trial, link_path):
+                self.result.baselines.setdefault("notes", []).append(note)
+                self._raw_tcp_left_out = True
+            return raw_trial
         combo = item.combination
         target = self.targets.get(combo.server, target)
         paths = self._paths.get(combo.server, self._files)

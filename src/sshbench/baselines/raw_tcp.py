@@ -10,10 +10,15 @@ receiver's own clock times the data phase (first byte to end of data: the sender
 sshbench's control reaches iperf3's single-stream loopback rate (bench/control.py measures the ratio).
 Remote hosts (RemoteTcpSink): the same tcp_sink.py runs on the remote, started over the ssh connection
 with the remote's `python3 -I`, listening on an ephemeral port of the address ssh connected to
-($SSH_CONNECTION); the sender connects to it directly (client to server only for now). The script is
-fed on stdin by a one-line bootstrap that reads exactly its length, so stdin stays open and its end of
-file (ssh gone) still stops the sink, as the local one does. No python3 there, or a port that cannot
-be reached (a firewall): the trial is invalid with one line naming host and port, and the run goes on.
+($SSH_CONNECTION, or --raw-tcp-port N); the sender connects to it directly. The script is fed on
+stdin by a one-line bootstrap that reads exactly its length, so stdin stays open and its end of file
+(ssh gone) still stops the sink, as the local one does. The download direction (RemoteTcpSource):
+the same script on the remote in `send` mode listens the same way and sends the payload copy the
+download trials read there; a local tcp_sink.py in `connect` mode opens the connection, says "go"
+and times what arrives (the receiver's clock, as in the upload direction). Both directions thus
+need only the server's port to be reachable, as ssh does. No python3 there: a note. A port that
+cannot be reached (a firewall) or listened on: one invalid trial and one note naming host and port
+(`blocked_note`); the runner leaves the control out for the rest of the run, which goes on.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sshbench.baselines.tcp_sink import GO
+from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 
 KIND = "raw-tcp"
@@ -141,25 +146,36 @@ REMOTE_BOOTSTRAP = (
 )
 
 
-def remote_sink_command(script_len: int, timeout_s: float) -> str:
-    """The remote shell command: the server address of this connection, then the sink on port 0 of it."""
+def remote_sink_command(script_len: int, timeout_s: float, port: int = 0, mode: str = "") -> str:
+    """The remote shell command: the server address of this connection, then the sink on `port` of it
+    (0: any free one). `mode` is appended to its argv ("send 'PATH'": the download direction's sender)."""
     return (
         'set -- $SSH_CONNECTION; echo "ADDR $3"; '
         'command -v python3 >/dev/null 2>&1 || { echo "NOPYTHON"; exit 127; }; '
-        f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" 0'
+        f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" {int(port)}'
+        + (f" {mode}" if mode else "")
     )
 
 
 class RemoteTcpSink(TcpSink):
-    """tcp_sink.py on a remote host, run through `ssh_argv` (ssh, its options and the destination)."""
+    """tcp_sink.py on a remote host, run through `ssh_argv` (ssh, its options and the destination);
+    `send_path` set: the download direction's sender of that (remote) file instead of a sink."""
 
-    def __init__(self, timeout_s: float, ssh_argv: list[str], env: dict[str, str] | None = None) -> None:
-        super().__init__(timeout_s)
-        self.ssh_argv, self.env = ssh_argv, env
+    def __init__(
+        self,
+        timeout_s: float,
+        ssh_argv: list[str],
+        env: dict[str, str] | None = None,
+        port: int = 0,
+        send_path: str | None = None,
+    ) -> None:
+        super().__init__(timeout_s, port=port)
+        self.ssh_argv, self.env, self.send_path = ssh_argv, env, send_path
 
     def start(self) -> TcpSink:
         script = SINK_SCRIPT.read_bytes()
-        argv = [*self.ssh_argv, remote_sink_command(len(script), self.timeout_s)]
+        mode = "" if self.send_path is None else f"send '{self.send_path}'"
+        argv = [*self.ssh_argv, remote_sink_command(len(script), self.timeout_s, self.port, mode)]
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -180,10 +196,67 @@ class RemoteTcpSink(TcpSink):
         if not first.startswith("ADDR ") or not line.startswith("PORT "):
             why = "no python3 on the remote" if "NOPYTHON" in line else (line.strip() or self._stderr() or "no output")
             self.close()
-            raise OSError(f"raw TCP sink did not start on the remote: {why}")
+            raise SinkStartError(f"raw TCP sink did not start on the remote: {why}")
         self.host = first.split()[1]
         self.address = (self.host, int(line.split()[1]))
         return self
+
+    def wait_sent(self) -> dict:
+        """The sender's report ({"sent_bytes", "cpu_s", "error"}) once the receiver is done; bounded."""
+        line = self._line(STARTUP_TIMEOUT_S)
+        try:
+            report = json.loads(line)
+            return report if isinstance(report, dict) else {"error": "raw TCP sender gave no report"}
+        except ValueError:
+            return {"error": f"raw TCP sender gave no report: {line.strip() or self._stderr() or 'no output'}"}
+
+
+class SinkStartError(OSError):
+    """The remote end of the control could not start (could not listen on its port, for one)."""
+
+
+class TcpReceiver(TcpSink):
+    """The download direction's receiving end on this machine: tcp_sink.py in `connect` mode, which
+    connects to the remote sender, says "go" and times what arrives (no `PORT` line to wait for)."""
+
+    def start(self) -> TcpSink:
+        argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port), "connect"]
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            text=True,
+        )
+        return self
+
+
+def blocked_note(trial: Trial, path: dict | None) -> str | None:
+    """One line for a remote control that cannot work this run (the port unreachable or not listenable,
+    no python3), naming host and port and how to allow it; None for a one-off failure or a local control."""
+    if path is None or "remote_ssh" not in path or trial.valid or not trial.invalid_reason:
+        return None
+    reason = trial.invalid_reason
+    host = path.get("host", "the remote")
+    if reason.startswith(CONNECT_FAILED):
+        where = reason[len(CONNECT_FAILED) :].split(":", 2)
+        address, port = (where[0].strip(), where[1].strip()) if len(where) > 1 else (host, "?")
+        return (
+            f"raw TCP control left out: {host} ({address}) port {port} cannot be reached from here "
+            f"({where[-1].strip()}); a firewall? allow TCP port {port} there, or pick a port it lets through "
+            "with --raw-tcp-port N; the run went on without it"
+        )
+    if reason.startswith("raw TCP sink did not start on the remote"):
+        port = path.get("port") or "any free port"
+        return (
+            f"raw TCP control left out: {reason[len('raw TCP sink did not start on the remote: ') :]} "
+            f"({host}, port {port}); pick another with --raw-tcp-port N; the run went on without it"
+        )
+    return None
+
+
+CONNECT_FAILED = "raw TCP connect to "
 
 
 def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
@@ -199,8 +272,12 @@ def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str
     cpu_start = time.thread_time()
     with open(path, "rb") as source, _mapped(source) as view:
         with inside(netns):  # an emulated link: the sender lives in the client namespace
-            connected = socket.create_connection(address, timeout=timeout_s)
+            try:  # a port a firewall drops must not hold the trial for its whole timeout
+                connected = socket.create_connection(address, timeout=min(CONNECT_TIMEOUT_S, timeout_s))
+            except OSError as err:
+                raise OSError(f"{CONNECT_FAILED}{address[0]}:{address[1]}: {err}") from None
         with connected as sock:
+            sock.settimeout(timeout_s)
             if sock.recv(1) != GO:  # the sink's clock is running
                 raise OSError("raw TCP sink closed before the transfer")
             sock.settimeout(None)
@@ -251,7 +328,8 @@ def run_raw_tcp_trial(
 ) -> Trial:
     """One raw TCP transfer of `payload`, shaped as a Trial (kind "raw-tcp") so it is summarised as one.
     `path`: over an emulated link (the target's raw_tcp_path(): sink address and namespace, where the
-    sender connects and its namespace); `combination` then carries that link's name."""
+    sender connects and its namespace); `combination` then carries that link's name. A remote host's
+    path ("remote_ssh") in the "down" direction also names "source", the payload's copy there."""
     trial = Trial(
         combination=combination,
         kind=KIND,
@@ -261,8 +339,10 @@ def run_raw_tcp_trial(
         started_at=time.time(),
     )
     sink: TcpSink
+    if path is not None and "remote_ssh" in path and combination.direction == "down":
+        return _remote_download(trial, path, timeout_s)
     if path is not None and "remote_ssh" in path:  # a remote host: the sink runs there
-        sink = RemoteTcpSink(timeout_s, path["remote_ssh"], env=path.get("env"))
+        sink = RemoteTcpSink(timeout_s, path["remote_ssh"], env=path.get("env"), port=path.get("port", 0))
     elif path is not None:
         sink = TcpSink(timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"])
     else:
@@ -285,9 +365,10 @@ def run_raw_tcp_trial(
         trial.sent_bytes, trial.client_cpu_s = send_file(payload, connect_to, timeout_s, netns=sender_netns)
         sent = True
     except OSError as err:
-        send_error = f"raw TCP sender to {connect_to[0]}:{connect_to[1]}: {err}"
-        if path is not None and "remote_ssh" in path:
-            send_error += " (a firewall on the remote? allow that port, or this control is left out)"
+        text = str(err)
+        send_error = (
+            text if text.startswith(CONNECT_FAILED) else f"raw TCP sender to {connect_to[0]}:{connect_to[1]}: {err}"
+        )
     finally:
         # Wait for the sink only after a complete send: after a failure or an interrupt (Ctrl-C,
         # SIGTERM) it may still sit in accept(), and close() wakes it at once.
@@ -308,6 +389,45 @@ def run_raw_tcp_trial(
         trial.invalid_reason = send_error or result.error
     elif result.received_bytes != payload_bytes:
         trial.invalid_reason = f"sink received {result.received_bytes} of {payload_bytes} bytes"
+    trial.valid = trial.invalid_reason is None
+    return trial
+
+
+def _remote_download(trial: Trial, path: dict, timeout_s: float) -> Trial:
+    """The server sends its copy of the payload (tcp_sink.py `send` on the remote), a local receiver
+    connects to it and times what arrives: the same receiver clock as the upload direction."""
+    sender = RemoteTcpSink(
+        timeout_s, path["remote_ssh"], env=path.get("env"), port=path.get("port", 0), send_path=path["source"]
+    )
+    try:
+        sender.start()
+    except OSError as err:
+        trial.exit_status, trial.invalid_reason = 1, str(err)
+        return trial
+    receiver = TcpReceiver(timeout_s, host=sender.address[0], port=sender.address[1])
+    start = time.perf_counter()
+    try:
+        receiver.start()
+        got = receiver.wait()
+        sent = sender.wait_sent()
+    finally:
+        try:
+            receiver.close()
+        finally:
+            sender.close()
+    trial.wall_s = time.perf_counter() - start
+    trial.received_bytes_at_sink, trial.sent_bytes = got.received_bytes, sent.get("sent_bytes")
+    trial.client_cpu_s = trial.server_sink_cpu_s = got.cpu_s  # the receiver here is the sink
+    trial.server_cpu_s = sent.get("cpu_s")
+    if got.data_s and got.data_s > 0:
+        trial.data_s, trial.data_clock = got.data_s, DATA_CLOCK
+    error = got.error
+    if error and error.startswith("connect: "):
+        error = f"{CONNECT_FAILED}{sender.address[0]}:{sender.address[1]}: {error[len('connect: ') :]}"
+    trial.invalid_reason = error or sent.get("error")
+    if trial.invalid_reason is None and got.received_bytes != trial.payload_bytes:
+        trial.invalid_reason = f"receiver got {got.received_bytes} of {trial.payload_bytes} bytes"
+    trial.exit_status = 0 if trial.invalid_reason is None else 1
     trial.valid = trial.invalid_reason is None
     return trial
 
