@@ -349,7 +349,7 @@ class Runner:
                 combination=item.combination,
                 path=link_path,
             )
-            if note := baseline_hooks.raw_tcp.blocked_note(raw_trial, link_path):
+            if note := baseline_hooks.raw_tcp_remote.blocked_note(raw_trial, link_path):
                 self.result.baselines.setdefault("notes", []).append(note)
                 self._raw_tcp_left_out = True
             return raw_trial

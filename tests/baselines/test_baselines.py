@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, run_cli
-from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp
+from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp, raw_tcp_remote
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.units import MIB
 
@@ -315,6 +315,6 @@ def test_raw_tcp_runs_for_private_servers_and_remotes_with_python3() -> None:
 
 
 def test_remote_sink_command_reads_the_script_then_keeps_stdin() -> None:
-    command = raw_tcp.remote_sink_command(1234, 30.0)
+    command = raw_tcp_remote.remote_sink_command(1234, 30.0)
     assert '"$3" 0' in command and "1234 30" in command and "$SSH_CONNECTION" in command
     assert "NOPYTHON" in command

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from sshbench.baselines import aesni, crypto_ceiling, crypto_server, disk, raw_tcp
+from sshbench.baselines import aesni, crypto_ceiling, crypto_server, disk, raw_tcp, raw_tcp_remote
 from sshbench.cleanup import disk_dir
 from sshbench.results import IMPLICIT_MAC, Combination
 
@@ -123,4 +123,13 @@ def after_trials(
     baselines["disk"] = found.to_json()
 
 
-__all__ = ["after_trials", "before_trials", "aesni", "crypto_ceiling", "disk", "raw_tcp"]
+__all__ = [
+    "after_trials",
+    "before_trials",
+    "aesni",
+    "crypto_ceiling",
+    "crypto_server",
+    "disk",
+    "raw_tcp",
+    "raw_tcp_remote",
+]

@@ -21,7 +21,7 @@ from sshbench.targets.base import Target, probe
 
 class RemoteHost(Target):
     kind = "remote"
-    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp.RemoteTcpSink)
+    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp_remote.RemoteTcpSink)
     remote_raw_tcp = True
 
     @classmethod
