@@ -32,7 +32,8 @@ the combination; the RTT is measured on the path ssh uses). Step 4 becomes `clie
 and on the remote over ssh); where both hold, the side whose crypto takes the larger share. Step 5
 does not apply (no shared cores). Step 6 judges each side against its own core: a process that
 used >= 0.9 of a core. Under `--server-cpu FRACTION` (a CPU quota on the private sshd) the server's
-threshold is 0.9 x FRACTION of a core: the quota is its whole machine.
+threshold is 0.9 x FRACTION of a core, met by the sshd session and the server-side reader together (the
+quota limits them as a group): the quota is its whole machine.
 
 Crypto comes before CPU because a saturated core that runs at the crypto ceiling is explained
 by the cipher; a saturated core well below it is explained by the rest of ssh's work.
@@ -207,7 +208,7 @@ def _busy_threshold(m: Measurements, side: str) -> float:
 
 def _of_machine(m: Measurements, side: str) -> str:
     if side == "server" and m.server_cpu_limit_cores is not None:
-        return f" (under a CPU quota of {m.server_cpu_limit_cores:g} core)"
+        return f" (with its reader, under a CPU quota of {m.server_cpu_limit_cores:g} core)"
     cores = m.client_machine_cores if side == "client" else m.server_machine_cores
     return f" (the {side}'s machine has {cores} cores)" if m.two_machines and cores else ""
 
@@ -243,10 +244,18 @@ def _crypto_per_side(m: Measurements) -> Verdict | None:
     return Verdict(f"{side}-crypto", evidence)
 
 
+def _server_cores(m: Measurements) -> float | None:
+    """The server side's cores: under a quota the whole group it limits (the sshd session and the
+    reader share it), else the sshd session alone."""
+    if m.server_cpu_limit_cores is not None and m.server_cpu_cores is not None:
+        return m.server_cpu_cores + (m.sink_cpu_cores or 0.0)
+    return m.server_cpu_cores
+
+
 def _cpu_per_side(m: Measurements) -> Verdict | None:
     busy = [
         (cores / _busy_threshold(m, side), cores, side)
-        for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
+        for cores, side in ((m.client_cpu_cores, "client"), (_server_cores(m), "server"))
         if cores is not None and cores >= _busy_threshold(m, side)
     ]
     if not busy:
