@@ -63,6 +63,8 @@ def test_run_against_the_namespace_host_gives_valid_trials(host, tmp_path):
         "4M",
         "--runs",
         "2",
+        "--warmup",
+        "0",
         "--json",
         str(out),
         timeout=300,
