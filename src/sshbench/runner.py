@@ -185,15 +185,20 @@ class Runner:
         )
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
+        # A remote host's control runs in each direction measured (the server sends for "down").
+        raw_directions = s.directions() if getattr(target, "remote_raw_tcp", False) else ["up"]
         raw_tcp_combos = (
             []
             if raw_tcp_combo is None
             else [
-                replace(raw_tcp_combo, link=p.name, streams=n)  # -P N: the control with N streams too
+                replace(raw_tcp_combo, link=p.name, direction=d, streams=n)  # -P N: the control with N streams too
                 for p in s.link_profiles()
+                for d in raw_directions
                 for n in s.stream_counts()
+                if d == "up" or n == 1  # a remote host's download control: one stream
             ]
         )
+        self._raw_tcp_left_out = False  # set once a remote control cannot work (blocked port): one note
         if (link_details := target.link_details()) is not None:
             self.result.baselines["links"] = link_details
         for raw_combo in raw_tcp_combos:
@@ -212,6 +217,8 @@ class Runner:
         if self.on_plan:
             self.on_plan(len(plan))
         for index, item in enumerate(plan):
+            if self._raw_tcp_left_out and item.kind == baseline_hooks.raw_tcp.KIND:
+                continue
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if item.calibration:
@@ -354,7 +361,9 @@ class Runner:
                     combination=item.combination,
                     path=link_path,
                 )
-            return baseline_hooks.raw_tcp.run_raw_tcp_trial(
+            if link_path is not None and item.combination.direction == "down":  # a remote host sends its copy
+                link_path["source"] = self._files.remote_payload(size)
+            raw_trial = baseline_hooks.raw_tcp.run_raw_tcp_trial(
                 payload=path,
                 payload_bytes=size,
                 repetition=item.repetition,
@@ -363,6 +372,10 @@ class Runner:
                 combination=item.combination,
                 path=link_path,
             )
+            if note := baseline_hooks.raw_tcp_remote.blocked_note(raw_trial, link_path):
+                self.result.baselines.setdefault("notes", []).append(note)
+                self._raw_tcp_left_out = True
+            return raw_trial
         combo = item.combination
         target = self.targets.get(combo.server, target)
         paths = self._paths.get(combo.server, self._files)

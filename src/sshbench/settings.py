@@ -55,6 +55,7 @@ class RunSettings:
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
     parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
+    raw_tcp_port: int | None = None  # --raw-tcp-port: the raw TCP control's port on a remote HOST (None: any free one)
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
@@ -84,6 +85,13 @@ class RunSettings:
                 raise UsageError(
                     f"--server-cpu must be above 0 and at most this machine's {cores} cores (got {self.server_cpu:g})"
                 )
+        if self.raw_tcp_port is not None:
+            if self.host is None:
+                raise UsageError(
+                    "--raw-tcp-port applies to a remote HOST (a private server's control stays on this machine)"
+                )
+            if not 1 <= self.raw_tcp_port <= 65535:
+                raise UsageError(f"--raw-tcp-port must be a TCP port from 1 to 65535 (got {self.raw_tcp_port})")
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
         self.directions()

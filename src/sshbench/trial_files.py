@@ -71,6 +71,11 @@ class TrialPaths:
             self._remote_sources[key] = remote
         return self._remote_sources[key]
 
+    def remote_payload(self, size: int) -> str:
+        """The raw TCP control's payload (the first payload kind) on the server, for its download direction."""
+        kind = next(iter(self.stores))
+        return self._remote_source(Combination(cipher="raw-tcp", mac="implicit", kex="none", payload=kind), size)
+
     def _remote_empty_file(self) -> str:
         if not self.needs_remote_copy:
             return str(self.empty)

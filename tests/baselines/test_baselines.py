@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, run_cli
-from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp
-from sshbench.results import IMPLICIT_MAC, Combination
+from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp, raw_tcp_remote
+from sshbench.results import IMPLICIT_MAC, Combination, Trial
 from sshbench.units import MIB
 
 # --- raw TCP --------------------------------------------------------------------------------------
@@ -315,6 +315,55 @@ def test_raw_tcp_runs_for_private_servers_and_remotes_with_python3() -> None:
 
 
 def test_remote_sink_command_reads_the_script_then_keeps_stdin() -> None:
-    command = raw_tcp.remote_sink_command(1234, 30.0)
+    command = raw_tcp_remote.remote_sink_command(1234, 30.0)
     assert '"$3" 0' in command and "1234 30" in command and "$SSH_CONNECTION" in command
     assert "NOPYTHON" in command
+
+
+def test_server_ceiling_script_and_its_output_are_read_per_primitive() -> None:
+    from sshbench.baselines import crypto_server
+
+    recorded = (DATA / "openssl-speed-mr-aes-128-gcm.txt").read_text()
+    primitives = [crypto_ceiling.AES_128_GCM, crypto_ceiling.HMAC_SHA256]
+    script = crypto_server.speed_script(primitives)
+    assert script.count("openssl speed -mr") == 2 and "-hmac sha256" in script
+    output = f"{crypto_server.MARK}AES-128-GCM\n{recorded}\n{crypto_server.MARK}HMAC-SHA256\n"
+    found = crypto_server.parse_sections(output)
+    assert found["HMAC-SHA256"] is None  # no result line: not measured, never a made-up figure
+    rate = crypto_ceiling.parse_speed_mr(recorded)
+    assert rate is not None and found["AES-128-GCM"] == pytest.approx(rate / MIB)
+
+
+def test_server_ceiling_is_cached_under_the_remote_machine_and_openssl(tmp_path: Path) -> None:
+    from sshbench.baselines import crypto_server
+    from sshbench.targets.remote_facts import parse_facts
+
+    facts = parse_facts(
+        "@@machine\nx86_64\n@@machine_id\nabc\n@@cpu\nmodel name : Test CPU\nflags : aes\n"
+        "@@openssl\nOpenSSL 3.0.19\n@@cores\n4\n@@python3\n/usr/bin/python3\n@@end\n"
+    )
+    assert facts.cores == 4 and facts.python3 == "/usr/bin/python3" and facts.to_json()["cpu_model"] == "Test CPU"
+    calls: list[str] = []
+    recorded = (DATA / "openssl-speed-mr-aes-128-gcm.txt").read_text()
+
+    def run_remote(command: str, stdin: str | None, timeout: float) -> tuple[int, str]:
+        calls.append(command)
+        return 0, f"{crypto_server.MARK}AES-128-GCM\n{recorded}"
+
+    cache = crypto_ceiling.CeilingCache(tmp_path / "c.json")
+    first = crypto_server.server_ceilings([crypto_ceiling.AES_128_GCM], facts, run_remote, cache)
+    again = crypto_server.server_ceilings([crypto_ceiling.AES_128_GCM], facts, run_remote, cache)
+    assert len(calls) == 1 and first["AES-128-GCM"]["cached"] is False and again["AES-128-GCM"]["cached"] is True
+    facts.openssl_version = "OpenSSL 3.5.0"  # another OpenSSL there: measured again
+    crypto_server.server_ceilings([crypto_ceiling.AES_128_GCM], facts, run_remote, cache)
+    assert len(calls) == 2
+
+
+def test_blocked_note_names_host_port_and_the_option() -> None:
+    trial = Trial(
+        combination=raw_tcp.RAW_TCP, kind=raw_tcp.KIND, repetition=0, warmup=False, payload_bytes=1, started_at=0.0
+    )
+    trial.invalid_reason = f"{raw_tcp.CONNECT_FAILED}10.254.0.2:40999: timed out"
+    note = raw_tcp_remote.blocked_note(trial, {"remote_ssh": ["ssh"], "host": "nas", "port": 40999})
+    assert note is not None and "nas (10.254.0.2) port 40999" in note and "--raw-tcp-port N" in note
+    assert raw_tcp_remote.blocked_note(trial, None) is None  # a local control: no such note

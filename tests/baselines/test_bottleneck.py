@@ -130,3 +130,54 @@ def test_shared_cores_below_threshold_and_crypto_first() -> None:
         mib_s=29.0, client_cpu_cores=1.0, server_cpu_cores=0.95, crypto_ceiling_mib_s=30.0, machine_cores=2
     )
     assert verdict(slow_cipher).bound_by == "crypto"  # 3des-cbc stays `crypto`
+
+
+# --- two machines (a remote host) and --server-cpu ----------------------------------------------------
+
+TWO = {"two_machines": True, "client_machine_cores": 2, "server_machine_cores": 4}
+
+
+def test_two_machines_name_the_side_whose_crypto_is_the_limit() -> None:
+    # The server's ceiling is the slower: 90 MiB/s of its 100 is server-crypto, though the client is far from its own.
+    found = verdict(
+        Measurements(mib_s=90, raw_tcp_mib_s=1000, crypto_ceiling_mib_s=3000, server_crypto_ceiling_mib_s=100, **TWO)
+    )
+    assert found is not None and found.bound_by == "server-crypto"
+    assert "server's one-core crypto ceiling (100 MiB/s" in found.evidence
+    assert word(mib_s=90, crypto_ceiling_mib_s=100, server_crypto_ceiling_mib_s=3000, **TWO) == "client-crypto"
+    # The CPU-share form per side: 10% of the client's ceiling but the client had only 0.1 core for it.
+    assert (
+        word(mib_s=100, crypto_ceiling_mib_s=1000, client_cpu_cores=0.11, server_crypto_ceiling_mib_s=5000, **TWO)
+        == "client-crypto"
+    )
+    # Network and window still come first; one machine keeps the plain word.
+    assert word(mib_s=95, raw_tcp_mib_s=100, server_crypto_ceiling_mib_s=100, **TWO) == "network"
+    assert word(mib_s=90, crypto_ceiling_mib_s=100) == "crypto"
+
+
+def test_two_machines_never_say_shared_cpu_and_judge_each_core_on_its_own() -> None:
+    busy = {"mib_s": 400, "raw_tcp_mib_s": 3000, "crypto_ceiling_mib_s": 4000, "server_crypto_ceiling_mib_s": 4000}
+    found = verdict(Measurements(**busy, client_cpu_cores=0.5, server_cpu_cores=0.95, machine_cores=None, **TWO))
+    assert found is not None and found.bound_by == "server-cpu"
+    assert "the server's machine has 4 cores" in found.evidence
+    assert word(**busy, client_cpu_cores=0.6, server_cpu_cores=0.6, **TWO) == "ssh-overhead"
+
+
+def test_server_cpu_quota_is_the_servers_whole_machine() -> None:
+    # --server-cpu 0.1: 0.095 of a core is the whole quota (threshold 0.9 x 0.1).
+    found = verdict(
+        Measurements(
+            mib_s=30,
+            crypto_ceiling_mib_s=3000,
+            client_cpu_cores=0.05,
+            server_cpu_cores=0.095,
+            server_cpu_limit_cores=0.1,
+        )
+    )
+    assert found is not None and found.bound_by == "server-cpu"
+    assert "quota of 0.1 core" in found.evidence
+    assert (
+        word(mib_s=30, crypto_ceiling_mib_s=3000, server_cpu_cores=0.05, server_cpu_limit_cores=0.1) == "ssh-overhead"
+    )
+    # 3DES under the same quota: its crypto alone needs the quota's time, so the cipher is named.
+    assert word(mib_s=2, crypto_ceiling_mib_s=20, server_cpu_cores=0.1, server_cpu_limit_cores=0.1) == "crypto"

@@ -57,6 +57,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("run", "--preset", "seed999"), 2, "unknown preset"),
     (("run", "--seeds", "--preset", "seed000"), 2, "either --seeds or --preset"),
     (("run", "--dropbear-window", "8M"), 2, "--server dropbear"),
+    (("run", "--raw-tcp-port", "5001"), 2, "applies to a remote HOST"),
+    (("run", "somehost", "--raw-tcp-port", "70000"), 2, "from 1 to 65535"),
     (("run", "--no-aesni", "somehost", "--size", "1M"), 2, "private sshd"),
     (("run", "--sshd", "/tmp", "--size", "1M"), 2, "not a program"),
     (("run", "--sshd", "/usr/bin/true", "--size", "1M"), 2, "not OpenSSH"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from sshbench.baselines import aesni, crypto_ceiling, disk, raw_tcp
+from sshbench.baselines import aesni, crypto_ceiling, crypto_server, disk, raw_tcp, raw_tcp_remote
 from sshbench.cleanup import disk_dir
 from sshbench.results import IMPLICIT_MAC, Combination
 
@@ -28,6 +28,7 @@ def before_trials(
     baselines: dict = {
         "enabled": enabled,
         "crypto": {},
+        "crypto_server": None,  # a remote host's own ceiling (same shape as crypto)
         "disk": None,
         "aesni_masked": aesni_env is not None,
         "aesni_check": None,
@@ -50,6 +51,9 @@ def before_trials(
     failed = [name for name, entry in baselines["crypto"].items() if entry.get("mib_s") is None]
     if failed:
         baselines["notes"].append(f"openssl speed could not measure {', '.join(failed)}")
+    facts = getattr(target, "facts", None)  # a remote host (targets/remote_facts.py)
+    if facts is not None:
+        _server_side(baselines, combos, target, facts)
     for kind, names in (("cipher", {c.cipher for c in combos}), ("mac", {c.mac for c in combos})):
         for name in sorted(names):
             reason = crypto_ceiling.unmapped_reason(kind, name) if name != IMPLICIT_MAC else None
@@ -59,6 +63,30 @@ def before_trials(
         return baselines, raw_tcp.RAW_TCP
     baselines["notes"].append(getattr(target, "raw_tcp_skip_reason", None) or raw_tcp.REMOTE_SKIP_NOTE)
     return baselines, None
+
+
+def _server_side(baselines: dict, combos: list[Combination], target: object, facts: object) -> None:
+    """A remote host: its crypto ceiling (openssl speed there, cached per machine + OpenSSL) and the
+    path's RTT for the window verdict (OpenSSH's default channel window assumed for its sshd)."""
+    from sshbench.links.shaping import OPENSSH_CHANNEL_WINDOW
+
+    name = getattr(target, "host", "the remote")
+    if getattr(facts, "openssl_version", None) is None:
+        baselines["notes"].append(f"server crypto ceiling not measured: {name} has no openssl command")
+    else:
+        run_remote = target.run_remote  # type: ignore[attr-defined]
+        found = crypto_server.server_ceilings(crypto_ceiling.primitives_needed(combos), facts, run_remote)
+        baselines["crypto_server"] = found
+        failed = [p for p, entry in found.items() if entry.get("mib_s") is None]
+        if failed:
+            baselines["notes"].append(f"openssl speed on {name} could not measure {', '.join(failed)}")
+    rtt_s = getattr(facts, "rtt_s", None)
+    if rtt_s:
+        baselines["link"] = {
+            "window_bytes": OPENSSH_CHANNEL_WINDOW,
+            "rtt_s": rtt_s,
+            "rtt_method": "median TCP connect time to the remote's sshd",
+        }
 
 
 def after_trials(
@@ -95,4 +123,13 @@ def after_trials(
     baselines["disk"] = found.to_json()
 
 
-__all__ = ["after_trials", "before_trials", "aesni", "crypto_ceiling", "disk", "raw_tcp"]
+__all__ = [
+    "after_trials",
+    "before_trials",
+    "aesni",
+    "crypto_ceiling",
+    "crypto_server",
+    "disk",
+    "raw_tcp",
+    "raw_tcp_remote",
+]

@@ -27,6 +27,7 @@ class Comparison:
     server_cpu_cores: float | None
     verdict: bottleneck.Verdict | None
     crypto_cpu_share: float | None = None  # of the busier side's CPU time per byte, what the crypto needs
+    crypto_ceiling_side: str | None = None  # two machines: whose ceiling is the slower ("client"/"server")
 
     def to_json(self) -> dict:
         return {
@@ -37,27 +38,45 @@ class Comparison:
             "client_cpu_cores": self.client_cpu_cores,
             "server_cpu_cores": self.server_cpu_cores,
             "crypto_cpu_share": self.crypto_cpu_share,
+            "crypto_ceiling_side": self.crypto_ceiling_side,
             "bound_by": self.verdict.bound_by if self.verdict else None,
             "bound_by_evidence": self.verdict.evidence if self.verdict else None,
         }
 
 
-def raw_tcp_summary(trials: list[Trial]) -> Summary | None:
-    """The single-stream raw TCP control (with -P N, the N-stream ones are in raw_tcp_by_streams)."""
-    found = summarise_transfers(trials, kind=raw_tcp.KIND)
+def raw_tcp_summary(trials: list[Trial], direction: str = "up") -> Summary | None:
+    """The single-stream control in `direction` ("up" everywhere; a remote host's runs "down" too, the
+    server sending); with -P N the N-stream ones are in raw_tcp_by_streams."""
+    found = [s for s in summarise_transfers(trials, kind=raw_tcp.KIND) if s.combination.direction == direction]
     single = [s for s in found if s.combination.streams == 1]
     return (single or found)[0] if found else None
 
 
 def raw_tcp_by_link(trials: list[Trial]) -> dict[str, Summary]:
     """The raw TCP control per link profile (one entry on plain loopback; one per --link otherwise)."""
-    found = summarise_transfers(trials, kind=raw_tcp.KIND)
-    return {s.combination.link: s for s in found if s.combination.streams == 1}
+    return {
+        s.combination.link: s
+        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        if s.combination.direction == "up" and s.combination.streams == 1
+    }
 
 
 def raw_tcp_by_streams(trials: list[Trial]) -> dict[tuple[str, int], Summary]:
     """-P N: the raw TCP control per (link, stream count), so that N ssh streams compare with N TCP streams."""
-    return {(s.combination.link, s.combination.streams): s for s in summarise_transfers(trials, kind=raw_tcp.KIND)}
+    return {
+        (s.combination.link, s.combination.streams): s
+        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        if s.combination.direction == "up"
+    }
+
+
+def raw_tcp_by_link_direction(trials: list[Trial]) -> dict[tuple[str, str], Summary]:
+    """(link, direction) -> the single-stream control: a remote host's runs both ways (the server sends for "down")."""
+    return {
+        (s.combination.link, s.combination.direction): s
+        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        if s.combination.streams == 1
+    }
 
 
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
@@ -100,6 +119,17 @@ def machine_cores_if_shared(result: Any) -> int | None:
     return cores if isinstance(cores, int) and cores > 0 else None
 
 
+def two_machines(result: Any) -> tuple[bool, int | None, float | None]:
+    """(client and server on two machines, the server's core count, its CPU quota in cores): a remote
+    host has its own cores (read once: target.machine.cores); --server-cpu gives the private sshd a quota."""
+    target = result.target or {}
+    remote = target.get("kind") == "remote"
+    machine = target.get("machine")
+    cores = machine.get("cores") if remote and isinstance(machine, dict) else None
+    quota = getattr(result.settings, "server_cpu", None) if not remote else None
+    return remote, cores if isinstance(cores, int) else None, quota
+
+
 def _disk_rate(disk: dict, combo: Combination) -> float | None:
     """The slowest disk stage this combination goes through: the payload's source when it is on a
     disk, and the disk sink's write speed when this combination writes to one."""
@@ -123,6 +153,10 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
     raw_per_link = raw_tcp_by_link(result.trials)
     raw_per_streams = raw_tcp_by_streams(result.trials)
     crypto_measured: dict[str, dict] = baselines.get("crypto") or {}
+    crypto_server: dict[str, dict] = baselines.get("crypto_server") or {}
+    raw_per_direction = raw_tcp_by_link_direction(result.trials)
+    remote, server_machine_cores, server_quota = two_machines(result)
+    client_machine_cores = (result.environment or {}).get("cores")
     disk = baselines.get("disk") or {}
     link = baselines.get("link") or {}  # an emulated link, when one exists: {"window_bytes", "rtt_s"}
     links = baselines.get("links") or {}  # per link profile (sshbench.links): the same keys
@@ -136,12 +170,19 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
     for s in summary.summaries(result):
         combo = s.combination
         ceiling, note = crypto_ceiling.ceiling_for(combo, crypto_measured) if crypto_measured else (None, None)
+        server_ceiling = crypto_ceiling.ceiling_for(combo, crypto_server)[0] if crypto_server else None
+        # Each summary's ceiling is the slower side's (a remote host's own, measured there).
+        slower, side = min(
+            ((c, n) for c, n in ((ceiling, "client"), (server_ceiling, "server")) if c), default=(None, None)
+        )
         client_cores, server_cores = _cpu_cores(measured_by_combo.get(combo, []), handshake_cpu.get(combo.kex))
         rate = s.median_mib_s
         # Emulated links: compare with the control measured over the same link, and that link's RTT.
         combo_raw = raw_per_link[combo.link].median_mib_s if combo.link in raw_per_link else raw_rate
-        if (combo.link, combo.streams) in raw_per_streams:  # -P N: the control with as many streams
+        if combo.streams > 1 and (combo.link, combo.streams) in raw_per_streams:  # -P N: as many streams
             combo_raw = raw_per_streams[(combo.link, combo.streams)].median_mib_s
+        elif (combo.link, combo.direction) in raw_per_direction:  # the control in this combination's direction
+            combo_raw = raw_per_direction[(combo.link, combo.direction)].median_mib_s
         combo_link = links.get(combo.link) or link
         measurements = bottleneck.Measurements(
             mib_s=rate,
@@ -154,17 +195,23 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
             rtt_s=combo_link.get("rtt_s"),
             machine_cores=machine_cores,
             sink_cpu_cores=_sink_cores(measured_by_combo.get(combo, [])) if machine_cores else None,
+            server_crypto_ceiling_mib_s=server_ceiling,
+            two_machines=remote,
+            client_machine_cores=client_machine_cores,
+            server_machine_cores=server_machine_cores,
+            server_cpu_limit_cores=server_quota,
         )
         out[combo] = Comparison(
             combination=combo,
             vs_raw_tcp=rate / combo_raw if rate and combo_raw else None,
-            crypto_ceiling_mib_s=ceiling,
-            vs_crypto_ceiling=rate / ceiling if rate and ceiling else None,
+            crypto_ceiling_mib_s=slower,
+            vs_crypto_ceiling=rate / slower if rate and slower else None,
             crypto_note=note,
             client_cpu_cores=client_cores,
             server_cpu_cores=server_cores,
             verdict=bottleneck.verdict(measurements),
             crypto_cpu_share=(bottleneck.crypto_cpu_share(measurements) or (None,))[0],
+            crypto_ceiling_side=side if remote else None,
         )
     return out
 
@@ -172,19 +219,15 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
 def document(result: Any) -> dict:
     """The JSON `baselines` block: raw_tcp (summarised like a combination), crypto[primitive], disk."""
     baselines: dict = dict(result.baselines or {})
-    raw = raw_tcp_summary(result.trials)
-    raw_json = None
-    if raw is not None:
-        raw_json = {
-            k: v
-            for k, v in raw.to_json().items()
-            if k not in ("cipher", "mac", "kex", "compression", "tool", "direction", "relative_to_fastest")
-        }
-        raw_json["data_clock"] = raw_tcp.DATA_CLOCK
+    raw_json = _raw_json(raw_tcp_summary(result.trials))
+    # A remote host's control from the server to the client (the "down" direction), same shape.
+    raw_down = _raw_json(raw_tcp_summary(result.trials, "down"))
     return {
         "enabled": baselines.get("enabled", False),
         "raw_tcp": raw_json,
+        "raw_tcp_down": raw_down,
         "crypto": baselines.get("crypto") or {},
+        "crypto_server": baselines.get("crypto_server"),
         "disk": baselines.get("disk"),
         "link": baselines.get("link"),
         "links": _links_json(baselines.get("links"), result.trials),
@@ -237,6 +280,15 @@ def _raw_streams_json(trials: list[Trial]) -> list[dict] | None:
         }
         for s in found
     ]
+
+
+def _raw_json(raw: Summary | None) -> dict | None:
+    if raw is None:
+        return None
+    drop = ("cipher", "mac", "kex", "compression", "tool", "direction", "relative_to_fastest")
+    found = {k: v for k, v in raw.to_json().items() if k not in drop}
+    found["data_clock"] = raw_tcp.DATA_CLOCK
+    return found
 
 
 def _links_json(links: dict | None, trials: list[Trial]) -> dict | None:

@@ -25,6 +25,16 @@ Checks in order, the first that holds wins:
 7. `ssh-overhead` none of the above: the time goes to SSH itself (buffering, window, copies,
                   scheduling), not to a resource that is full.
 
+Two machines (a remote host): each side is judged on its own figures, in cores of its own machine.
+Steps 1-3 are the same (the raw TCP control runs between the two machines, in the same direction as
+the combination; the RTT is measured on the path ssh uses). Step 4 becomes `client-crypto` /
+`server-crypto`: the same two tests against that side's own ceiling (`openssl speed` on the client,
+and on the remote over ssh); where both hold, the side whose crypto takes the larger share. Step 5
+does not apply (no shared cores). Step 6 judges each side against its own core: a process that
+used >= 0.9 of a core. Under `--server-cpu FRACTION` (a CPU quota on the private sshd) the server's
+threshold is 0.9 x FRACTION of a core, met by the sshd session and the server-side reader together (the
+quota limits them as a group): the quota is its whole machine.
+
 Crypto comes before CPU because a saturated core that runs at the crypto ceiling is explained
 by the cipher; a saturated core well below it is explained by the rest of ssh's work.
 """
@@ -40,7 +50,18 @@ CRYPTO_FRACTION = 0.80
 CPU_BUSY_CORES = 0.90
 SHARED_BUSY_FRACTION = 0.85
 
-VERDICTS = ("network", "disk", "window", "crypto", "shared-cpu", "client-cpu", "server-cpu", "ssh-overhead")
+VERDICTS = (
+    "network",
+    "disk",
+    "window",
+    "crypto",
+    "client-crypto",
+    "server-crypto",
+    "shared-cpu",
+    "client-cpu",
+    "server-cpu",
+    "ssh-overhead",
+)
 
 EXPLANATIONS = {
     "network": "ssh moved data about as fast as a plain TCP connection on the same path, so the path is the limit.",
@@ -48,6 +69,10 @@ EXPLANATIONS = {
     "window": "throughput is near the SSH channel window divided by the round-trip time; a larger window would help.",
     "crypto": "encrypting and MACing take most of the CPU time per byte (near one core's crypto ceiling); a "
     "faster cipher/MAC would help.",
+    "client-crypto": "the client's cipher/MAC work is near its one-core crypto ceiling; a faster cipher/MAC (or "
+    "client CPU) would help.",
+    "server-crypto": "the server's cipher/MAC work is near its own one-core crypto ceiling (openssl speed on the "
+    "server); a faster cipher/MAC (or server CPU) would help.",
     "shared-cpu": "ssh and sshd share this machine's cores and together kept them busy in the data phase; "
     "between two machines each side has its own, so expect more there.",
     "client-cpu": "the ssh client used a full core during the data phase; a faster client CPU or cheaper "
@@ -74,6 +99,13 @@ class Measurements:
     # Client and server on one machine: its core count, and the server-side reader's cores (dd); None: two machines
     machine_cores: int | None = None
     sink_cpu_cores: float | None = None
+    # Two machines (a remote host): the server's own one-core ceiling (crypto_ceiling_mib_s is then the
+    # client's), and each side's core count for the evidence. None: one machine, or not measured.
+    server_crypto_ceiling_mib_s: float | None = None
+    two_machines: bool = False
+    client_machine_cores: int | None = None
+    server_machine_cores: int | None = None
+    server_cpu_limit_cores: float | None = None  # --server-cpu: the quota, in cores (None: no quota)
 
 
 @dataclass(frozen=True)
@@ -136,6 +168,8 @@ def verdict(m: Measurements) -> Verdict | None:
                 f"{rate:.0f} MiB/s is {_pct(rate / window_mib_s)} of window/RTT "
                 f"({window_mib_s:.0f} MiB/s; threshold {_pct(WINDOW_FRACTION)})",
             )
+    if m.two_machines:
+        return _crypto_per_side(m) or _cpu_per_side(m) or _overhead(m)
     if m.crypto_ceiling_mib_s and rate >= CRYPTO_FRACTION * m.crypto_ceiling_mib_s:
         return Verdict(
             "crypto",
@@ -162,23 +196,88 @@ def verdict(m: Measurements) -> Verdict | None:
             f"{' + '.join(parts)} = {shared:.2f} of this machine's {m.machine_cores} cores busy in the data phase "
             f"(threshold {_pct(SHARED_BUSY_FRACTION)})",
         )
-    busy = [
-        (cores, side)
-        for cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server"))
-        if cores is not None and cores >= CPU_BUSY_CORES
-    ]
-    if busy:
-        cores, side = max(busy)
-        who = "ssh client" if side == "client" else "sshd session"
-        return Verdict(
-            f"{side}-cpu",
-            f"the {who} used {cores:.2f} of a core during the data phase (threshold {CPU_BUSY_CORES:.2f})",
+    return _cpu_per_side(m) or _overhead(m)
+
+
+def _busy_threshold(m: Measurements, side: str) -> float:
+    """A full core of that side: 0.9, or 0.9 x the quota under --server-cpu below one core."""
+    if side == "server" and m.server_cpu_limit_cores is not None:
+        return CPU_BUSY_CORES * min(1.0, m.server_cpu_limit_cores)
+    return CPU_BUSY_CORES
+
+
+def _of_machine(m: Measurements, side: str) -> str:
+    if side == "server" and m.server_cpu_limit_cores is not None:
+        return f" (with its reader, under a CPU quota of {m.server_cpu_limit_cores:g} core)"
+    cores = m.client_machine_cores if side == "client" else m.server_machine_cores
+    return f" (the {side}'s machine has {cores} cores)" if m.two_machines and cores else ""
+
+
+def _crypto_per_side(m: Measurements) -> Verdict | None:
+    """Two machines: each side's crypto against its own one-core ceiling."""
+    assert m.mib_s is not None
+    found = []
+    for side, ceiling, cores in (
+        ("client", m.crypto_ceiling_mib_s, m.client_cpu_cores),
+        ("server", m.server_crypto_ceiling_mib_s, m.server_cpu_cores),
+    ):
+        if not ceiling:
+            continue
+        fraction = m.mib_s / ceiling
+        share = fraction / cores if cores else 0.0
+        if fraction >= CRYPTO_FRACTION or share >= CRYPTO_FRACTION:
+            found.append((max(fraction, share), fraction, share, side, ceiling))
+    if not found:
+        return None
+    _, fraction, share, side, ceiling = max(found)
+    if fraction >= CRYPTO_FRACTION:
+        evidence = (
+            f"{m.mib_s:.0f} MiB/s is {_pct(fraction)} of the {side}'s one-core crypto ceiling "
+            f"({ceiling:.0f} MiB/s; threshold {_pct(CRYPTO_FRACTION)})"
         )
+    else:
+        who = "ssh client" if side == "client" else "sshd session"
+        evidence = (
+            f"the cipher/MAC alone needs {_pct(share)} of the {who}'s CPU time per byte "
+            f"({side} ceiling {ceiling:.0f} MiB/s per core; threshold {_pct(CRYPTO_FRACTION)})"
+        )
+    return Verdict(f"{side}-crypto", evidence)
+
+
+def _server_cores(m: Measurements) -> float | None:
+    """The server side's cores: under a quota the whole group it limits (the sshd session and the
+    reader share it), else the sshd session alone."""
+    if m.server_cpu_limit_cores is not None and m.server_cpu_cores is not None:
+        return m.server_cpu_cores + (m.sink_cpu_cores or 0.0)
+    return m.server_cpu_cores
+
+
+def _cpu_per_side(m: Measurements) -> Verdict | None:
+    busy = [
+        (cores / _busy_threshold(m, side), cores, side)
+        for cores, side in ((m.client_cpu_cores, "client"), (_server_cores(m), "server"))
+        if cores is not None and cores >= _busy_threshold(m, side)
+    ]
+    if not busy:
+        return None
+    _, cores, side = max(busy)
+    who = "ssh client" if side == "client" else "sshd session"
+    return Verdict(
+        f"{side}-cpu",
+        f"the {who} used {cores:.2f} of a core during the data phase{_of_machine(m, side)} "
+        f"(threshold {_busy_threshold(m, side):.2f})",
+    )
+
+
+def _overhead(m: Measurements) -> Verdict:
+    assert m.mib_s is not None
+    rate = m.mib_s
     parts = []
     if m.raw_tcp_mib_s:
         parts.append(f"{_pct(rate / m.raw_tcp_mib_s)} of raw TCP")
-    if m.crypto_ceiling_mib_s:
-        parts.append(f"{_pct(rate / m.crypto_ceiling_mib_s)} of the crypto ceiling")
+    ceilings = [c for c in (m.crypto_ceiling_mib_s, m.server_crypto_ceiling_mib_s) if c]
+    if ceilings:
+        parts.append(f"{_pct(rate / min(ceilings))} of the crypto ceiling")
     for side_cores, side in ((m.client_cpu_cores, "client"), (m.server_cpu_cores, "server")):
         if side_cores is not None:
             parts.append(f"{side} CPU {side_cores:.2f} core")

@@ -209,10 +209,10 @@ def openssl_version(openssl: str = "openssl", env: dict[str, str] | None = None)
 
 def machine_key(openssl_ver: str | None, ia32cap: str | None) -> str:
     """Same machine (machine-id, CPU model and flags), same OpenSSL, same capability mask."""
-    parts = [platform.machine()]
+    machine_id = None
     for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
         try:
-            parts.append(Path(path).read_text().strip())
+            machine_id = Path(path).read_text().strip()
             break
         except OSError:
             continue
@@ -222,9 +222,17 @@ def machine_key(openssl_ver: str | None, ia32cap: str | None) -> str:
             for ln in Path("/proc/cpuinfo").read_text().splitlines()
             if ln.startswith(("model name", "flags", "Features"))
         ][:2]
-        parts.extend(cpu)
     except OSError:
-        pass
+        cpu = []
+    return key_of(platform.machine(), machine_id, cpu, openssl_ver, ia32cap)
+
+
+def key_of(
+    machine: str | None, machine_id: str | None, cpu_lines: list[str], openssl_ver: str | None, ia32cap: str | None
+) -> str:
+    """The cache key from its parts (a remote host's are read over ssh: crypto_server.py), so the
+    same machine and OpenSSL give the same key whichever side reads them."""
+    parts = [machine or "", *([machine_id] if machine_id else []), *cpu_lines]
     parts += [openssl_ver or "no-openssl", f"ia32cap={ia32cap or ''}", METHOD]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 

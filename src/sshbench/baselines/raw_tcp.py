@@ -8,12 +8,17 @@ receiver's own clock times the data phase (first byte to end of data: the sender
 "go") and it counts the bytes: a trial is valid only if every byte arrived.
 
 sshbench's control reaches iperf3's single-stream loopback rate (bench/control.py measures the ratio).
-Remote hosts (RemoteTcpSink): the same tcp_sink.py runs on the remote, started over the ssh connection
+Remote hosts (raw_tcp_remote.py: RemoteTcpSink): the same tcp_sink.py runs on the remote, started over the ssh connection
 with the remote's `python3 -I`, listening on an ephemeral port of the address ssh connected to
-($SSH_CONNECTION); the sender connects to it directly (client to server only for now). The script is
-fed on stdin by a one-line bootstrap that reads exactly its length, so stdin stays open and its end of
-file (ssh gone) still stops the sink, as the local one does. No python3 there, or a port that cannot
-be reached (a firewall): the trial is invalid with one line naming host and port, and the run goes on.
+($SSH_CONNECTION, or --raw-tcp-port N); the sender connects to it directly. The script is fed on
+stdin by a one-line bootstrap that reads exactly its length, so stdin stays open and its end of file
+(ssh gone) still stops the sink, as the local one does. The download direction (RemoteTcpSource):
+the same script on the remote in `send` mode listens the same way and sends the payload copy the
+download trials read there; a local tcp_sink.py in `connect` mode opens the connection, says "go"
+and times what arrives (the receiver's clock, as in the upload direction). Both directions thus
+need only the server's port to be reachable, as ssh does. No python3 there: a note. A port that
+cannot be reached (a firewall) or listened on: one invalid trial and one note naming host and port
+(`blocked_note`); the runner leaves the control out for the rest of the run, which goes on.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from sshbench.baselines.tcp_sink import GO
+from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 
 KIND = "raw-tcp"
@@ -143,56 +148,8 @@ class TcpSink:
                     stream.close()
 
 
-# Reads exactly argv[1] bytes of script from stdin (leaving stdin open), then runs it with the sink's argv.
-REMOTE_BOOTSTRAP = (
-    "import sys; n = int(sys.argv.pop(1)); "
-    "exec(compile(sys.stdin.buffer.read(n), 'tcp_sink.py', 'exec'), {'__name__': '__main__'})"
-)
-
-
-def remote_sink_command(script_len: int, timeout_s: float) -> str:
-    """The remote shell command: the server address of this connection, then the sink on port 0 of it."""
-    return (
-        'set -- $SSH_CONNECTION; echo "ADDR $3"; '
-        'command -v python3 >/dev/null 2>&1 || { echo "NOPYTHON"; exit 127; }; '
-        f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" 0'
-    )
-
-
-class RemoteTcpSink(TcpSink):
-    """tcp_sink.py on a remote host, run through `ssh_argv` (ssh, its options and the destination)."""
-
-    def __init__(self, timeout_s: float, ssh_argv: list[str], env: dict[str, str] | None = None) -> None:
-        super().__init__(timeout_s)
-        self.ssh_argv, self.env = ssh_argv, env
-
-    def start(self) -> TcpSink:
-        script = SINK_SCRIPT.read_bytes()
-        argv = [*self.ssh_argv, remote_sink_command(len(script), self.timeout_s)]
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            text=True,
-            env=self.env,
-        )
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.buffer.write(script)  # type: ignore[attr-defined]
-            self.process.stdin.flush()  # kept open: its end of file stops the remote sink
-        except OSError:
-            pass
-        first = self._line(STARTUP_TIMEOUT_S)
-        line = self._line(STARTUP_TIMEOUT_S) if first.startswith("ADDR ") else first
-        if not first.startswith("ADDR ") or not line.startswith("PORT "):
-            why = "no python3 on the remote" if "NOPYTHON" in line else (line.strip() or self._stderr() or "no output")
-            self.close()
-            raise OSError(f"raw TCP sink did not start on the remote: {why}")
-        self.host = first.split()[1]
-        self.address = (self.host, int(line.split()[1]))
-        return self
+# How a failed connect to the control's port starts its invalid reason (blocked_note reads it).
+CONNECT_FAILED = "raw TCP connect to "
 
 
 def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
@@ -208,8 +165,12 @@ def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str
     cpu_start = time.thread_time()
     with open(path, "rb") as source, _mapped(source) as view:
         with inside(netns):  # an emulated link: the sender lives in the client namespace
-            connected = socket.create_connection(address, timeout=timeout_s)
+            try:  # a port a firewall drops must not hold the trial for its whole timeout
+                connected = socket.create_connection(address, timeout=min(CONNECT_TIMEOUT_S, timeout_s))
+            except OSError as err:
+                raise OSError(f"{CONNECT_FAILED}{address[0]}:{address[1]}: {err}") from None
         with connected as sock:
+            sock.settimeout(timeout_s)
             if sock.recv(1) != GO:  # the sink's clock is running
                 raise OSError("raw TCP sink closed before the transfer")
             sock.settimeout(None)
@@ -260,7 +221,8 @@ def run_raw_tcp_trial(
 ) -> Trial:
     """One raw TCP transfer of `payload`, shaped as a Trial (kind "raw-tcp") so it is summarised as one.
     `path`: over an emulated link (the target's raw_tcp_path(): sink address and namespace, where the
-    sender connects and its namespace); `combination` then carries that link's name."""
+    sender connects and its namespace); `combination` then carries that link's name. A remote host's
+    path ("remote_ssh") in the "down" direction also names "source", the payload's copy there."""
     trial = Trial(
         combination=combination,
         kind=KIND,
@@ -270,8 +232,13 @@ def run_raw_tcp_trial(
         started_at=time.time(),
     )
     sink: TcpSink
-    if path is not None and "remote_ssh" in path:  # a remote host: the sink runs there
-        sink = RemoteTcpSink(timeout_s, path["remote_ssh"], env=path.get("env"))
+    if path is not None and "remote_ssh" in path:
+        from sshbench.baselines.raw_tcp_remote import RemoteTcpSink, remote_download
+
+        if combination.direction == "down":
+            return remote_download(trial, path, timeout_s)
+        # a remote host: the sink runs there
+        sink = RemoteTcpSink(timeout_s, path["remote_ssh"], env=path.get("env"), port=path.get("port", 0))
     elif path is not None:
         sink = TcpSink(timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"])
     else:
@@ -294,9 +261,10 @@ def run_raw_tcp_trial(
         trial.sent_bytes, trial.client_cpu_s = send_file(payload, connect_to, timeout_s, netns=sender_netns)
         sent = True
     except OSError as err:
-        send_error = f"raw TCP sender to {connect_to[0]}:{connect_to[1]}: {err}"
-        if path is not None and "remote_ssh" in path:
-            send_error += " (a firewall on the remote? allow that port, or this control is left out)"
+        text = str(err)
+        send_error = (
+            text if text.startswith(CONNECT_FAILED) else f"raw TCP sender to {connect_to[0]}:{connect_to[1]}: {err}"
+        )
     finally:
         # Wait for the sink only after a complete send: after a failure or an interrupt (Ctrl-C,
         # SIGTERM) it may still sit in accept(), and close() wakes it at once.

@@ -46,13 +46,25 @@ def baselines_table(result: Any) -> Table | None:
                 else ""
             ),
         )
-    crypto = baselines.get("crypto") or {}
-    if crypto:
-        cached = all(e.get("cached") for e in crypto.values())
-        rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
+    down = analysis.raw_tcp_summary(result.trials, "down")
+    if down is not None:
         table.add_row(
-            "crypto ceiling", f"{rates} (one core, openssl speed, 32 KiB, per CPU second{', cached' if cached else ''})"
+            "raw TCP down",
+            f"{_rate(down.median_mib_s)} median ({down.min_mib_s or 0:.0f}-{down.max_mib_s or 0:.0f}, "
+            f"{down.valid_trials} runs; the server sends its copy of the payload, timed by this receiver)",
         )
+    for label, key in (("crypto ceiling", "crypto"), ("server crypto", "crypto_server")):
+        crypto = baselines.get(key) or {}
+        if crypto:
+            cached = all(e.get("cached") for e in crypto.values())
+            rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
+            where = (
+                "; on the server over ssh: each row's ceiling is the slower side's" if key == "crypto_server" else ""
+            )
+            table.add_row(
+                label,
+                f"{rates} (one core, openssl speed, 32 KiB, per CPU second{', cached' if cached else ''}{where})",
+            )
     disk = baselines.get("disk")
     if disk:
         if disk.get("on_disk"):

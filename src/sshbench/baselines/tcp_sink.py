@@ -1,4 +1,4 @@
-"""The raw TCP control's receiving end, run as its own process: `python -I tcp_sink.py TIMEOUT_S [HOST PORT]`.
+"""The raw TCP control's receiving end, run as its own process: `python -I tcp_sink.py TIMEOUT_S [HOST PORT [MODE]]`.
 
 Standard library only, run by path (not `-m`), so it starts in a few milliseconds without
 importing sshbench. Protocol on stdout, one line each: `PORT <n>` once listening on HOST (default 127.0.0.1),
@@ -8,18 +8,28 @@ which waits for it before sending: the data phase is timed from its first byte t
 
 It stops by itself whatever happens to its parent: when its stdin (a pipe from the parent) reaches
 end of file, when no sender connects within TIMEOUT_S, or when the sender goes quiet that long.
+
+MODE (a remote host's control in the download direction, where the server sends and the client
+receives, over a connection the client opens so that only the server's port must be reachable):
+`connect` receives the same way over a connection to HOST:PORT (the client's end; no `PORT` line);
+`send PATH` listens like the sink (the server's end), waits for the receiver's "go", sends the file
+in 1 MiB writes and prints {"sent_bytes", "cpu_s", "error"}.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import select
 import socket
 import sys
 import time
 
 RECV_BUFFER = 1 << 20  # as the ssh trials' reader (dd bs=1M)
+SEND_CHUNK = 1 << 20  # as the local sender (raw_tcp.send_file)
 GO = b"G"
+CONNECT_TIMEOUT_S = 10.0  # a port a firewall drops must not hold a trial for its whole timeout
 
 
 def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
@@ -35,6 +45,11 @@ def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
                 "error": "parent went away" if ready else f"no sender within {timeout_s:.0f} s",
             }
         conn, _ = listener.accept()
+    return receive(conn, timeout_s)
+
+
+def receive(conn: socket.socket, timeout_s: float) -> dict:
+    """Start the clock, say "go", count what arrives until the sender closes."""
     with conn:
         conn.settimeout(timeout_s)
         buffer = memoryview(bytearray(RECV_BUFFER))
@@ -104,12 +119,64 @@ def serve_many(timeout_s: float, host: str, port: int, connections: int) -> dict
     }
 
 
+def connect_and_receive(timeout_s: float, host: str, port: int) -> dict:
+    try:
+        conn = socket.create_connection((host, port), timeout=min(CONNECT_TIMEOUT_S, timeout_s))
+    except OSError as err:
+        return {"received_bytes": 0, "data_s": None, "cpu_s": None, "error": f"connect: {err}", "connect_failed": True}
+    return receive(conn, timeout_s)
+
+
+def serve_file(timeout_s: float, host: str, port: int, path: str) -> dict:
+    """The sending end on the server: listen, accept, wait for "go", send the file, wait for the close."""
+    failed = {"sent_bytes": 0, "cpu_s": None}
+    with open(path, "rb") as source, socket.create_server((host, port), backlog=1) as listener:
+        print(f"PORT {listener.getsockname()[1]}", flush=True)
+        ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
+        if listener not in ready:
+            return {**failed, "error": "parent went away" if ready else f"no receiver within {timeout_s:.0f} s"}
+        conn, _ = listener.accept()
+        size = os.fstat(source.fileno()).st_size
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        mapped = mmap.mmap(source.fileno(), 0, flags=flags, prot=mmap.PROT_READ) if size else None
+    view = memoryview(mapped) if mapped is not None else memoryview(b"")
+    sent, error = 0, None
+    cpu_start = time.process_time()
+    with conn:
+        conn.settimeout(timeout_s)
+        try:
+            if conn.recv(1) != GO:
+                raise OSError("the receiver closed before the transfer")
+            for offset in range(0, len(view), SEND_CHUNK):
+                conn.sendall(view[offset : offset + SEND_CHUNK])
+                sent = min(offset + SEND_CHUNK, len(view))
+            conn.shutdown(socket.SHUT_WR)
+            conn.recv(1)  # the receiver's close: every byte was read, not merely buffered
+        except OSError as err:
+            error = f"raw TCP sender: {err}"
+    view.release()
+    if mapped is not None:
+        mapped.close()
+    return {"sent_bytes": sent, "cpu_s": time.process_time() - cpu_start, "error": error}
+
+
 def main(argv: list[str]) -> int:
     timeout_s = float(argv[1]) if len(argv) > 1 else 300.0
     host = argv[2] if len(argv) > 2 else "127.0.0.1"
     port = int(argv[3]) if len(argv) > 3 else 0
-    connections = int(argv[4]) if len(argv) > 4 else 1
-    report = serve(timeout_s, host, port) if connections <= 1 else serve_many(timeout_s, host, port, connections)
+    mode = argv[4] if len(argv) > 4 else "listen"
+    connections = 1
+    if mode.isdigit():  # `-P N` (raw_tcp_streams): listen for N connections
+        connections, mode = int(mode), "listen"
+    if mode == "connect":
+        report = connect_and_receive(timeout_s, host, port)
+    elif mode == "send":
+        try:
+            report = serve_file(timeout_s, host, port, argv[5])
+        except (OSError, IndexError) as err:
+            report = {"sent_bytes": 0, "cpu_s": None, "error": f"raw TCP sender: {err}"}
+    else:
+        report = serve(timeout_s, host, port) if connections <= 1 else serve_many(timeout_s, host, port, connections)
     print(json.dumps(report), flush=True)
     return 0
 

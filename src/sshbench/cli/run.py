@@ -157,6 +157,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="run the private sshd and its sessions under a CPU quota of FRACTION cores (0.1 = a tenth of one "
         "core), to emulate a slow server; root",
     )
+    run.add_argument(
+        "--raw-tcp-port",
+        type=int,
+        metavar="N",
+        help="a remote HOST: run the raw TCP control's listener on port N there (default: any free port; "
+        "pick one its firewall lets through)",
+    )
     add_db_option(run)
     run.add_argument(
         "--resume", metavar="RUN_ID", help="finish the missing trials of an interrupted run, with its stored settings"
@@ -277,6 +284,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         dropbear_window=args.dropbear_window,
         server_cpu=args.server_cpu,
         parallel=args.parallel,
+        raw_tcp_port=args.raw_tcp_port,
     )
     progress = Progress(
         TextColumn("{task.description}"),

@@ -26,7 +26,10 @@ process left in the namespace are killed, the veth pair and the namespace are de
 dir and the owner record (`/run/sshbench-nshost/<name>.json`) are removed.
 
 Self-contained on purpose (stdlib + `ip`, `tc`, `sshd`, `ssh-keygen`): the fleet and the remote
-target tests reuse it without the link machinery. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+target tests reuse it without the link machinery (only the profiles' tc arguments, for `link=`).
+Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN). Split in three: this module (the host), nshost_config.py
+(keys, sshd_config, the ssh_config alias, shaping arguments), nshost_state.py (process helpers,
+requirements, the owner record and the sweep).
 """
 
 from __future__ import annotations
@@ -37,9 +40,7 @@ import ipaddress
 import json
 import os
 import pwd
-import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -47,214 +48,45 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench.links.namespaces import _find_tool
+from sshbench.links import nshost_config
+from sshbench.links.nshost_config import NsHostError, parse_rate_mbit, tbf_args
+from sshbench.links.nshost_state import (
+    NETNS_DIR,
+    NS_PREFIX,
+    RECORD_DIR,
+    _kill_and_wait,
+    _record_path,
+    _remove_namespace,
+    _run,
+    _start_time,
+    _tool,
+    _unblock_signals,
+    find_sshd,
+    list_host_namespaces,
+    missing_requirement,
+    sweep_stale_hosts,
+)
 
-NS_PREFIX = "sshbench-host-"
-_NS_NAME = re.compile(r"^sshbench-host-(\d+)-(\d+)$")
-NETNS_DIR = "/run/netns"
-RECORD_DIR = Path("/run/sshbench-nshost")
+__all__ = [
+    "NETNS_DIR",
+    "NS_PREFIX",
+    "RECORD_DIR",
+    "NamespaceHost",
+    "NsHostError",
+    "find_sshd",
+    "list_host_namespaces",
+    "missing_requirement",
+    "parse_rate_mbit",
+    "sweep_stale_hosts",
+    "tbf_args",
+]
+
 HOST_IF = "eth0"  # the veth end inside the namespace (names are per namespace)
 SUBNET_POOL = ipaddress.ip_network("10.254.128.0/17")  # /30s are taken from here
 PORT = 22
-CMD_TIMEOUT_S = 10.0
 READY_TIMEOUT_S = 10.0
-SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
 
 _counter = 0  # per process: the <n> of the next namespace
-
-
-class NsHostError(RuntimeError):
-    """A namespace host could not be created (one line saying why)."""
-
-
-# --- small helpers ---------------------------------------------------------------------------------
-
-
-def _tool(name: str) -> str:
-    return _find_tool(name) or name
-
-
-def _run(argv: list[str], check: bool = True, timeout: float = CMD_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    try:
-        done = subprocess.run(
-            [_tool(argv[0]), *argv[1:]], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise NsHostError(f"{' '.join(argv)} did not finish within {timeout:.0f} s") from None
-    except FileNotFoundError:
-        raise NsHostError(f"{argv[0]} not found (apt-get install iproute2 openssh-server)") from None
-    if check and done.returncode != 0:
-        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["?"]
-        raise NsHostError(f"{' '.join(argv)} failed: {last[0]}")
-    return done
-
-
-def _start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks): with the pid, one process for good."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _kill_and_wait(pids: list[int], timeout_s: float = 5.0) -> None:
-    """SIGTERM, then SIGKILL what is still there at the deadline (bounded poll, no fixed sleep)."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    remaining = [p for p in pids if _alive(p)]
-    while remaining and time.monotonic() < deadline:
-        time.sleep(0.01)  # bounded poll of process state
-        remaining = [p for p in remaining if _alive(p)]
-    for pid in remaining:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + timeout_s
-    while remaining and time.monotonic() < deadline:
-        time.sleep(0.01)
-        remaining = [p for p in remaining if _alive(p)]
-
-
-def _unblock_signals() -> None:
-    """In the child before exec: a caller that blocks signals (sigwait) must not hand sshd a mask in
-    which SIGTERM is blocked (exec keeps the mask; destroy() would then wait for SIGKILL)."""
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
-
-
-def _has_caps() -> bool:
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("CapEff:"):
-                eff = int(line.split()[1], 16)
-                return bool(eff & (1 << 12)) and bool(eff & (1 << 21))  # CAP_NET_ADMIN, CAP_SYS_ADMIN
-    except OSError:
-        pass
-    return False
-
-
-def find_sshd() -> str | None:
-    for candidate in SSHD_CANDIDATES:
-        if os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("sshd")
-    return os.path.abspath(found) if found else None
-
-
-def missing_requirement() -> str | None:
-    """One line saying why a namespace host cannot be made here (None: it can)."""
-    if not _has_caps():
-        return "a namespace host needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces"
-    if shutil.which("ip") is None and not os.access("/usr/sbin/ip", os.X_OK) and not os.access("/sbin/ip", os.X_OK):
-        return "a namespace host needs iproute2 (ip not found): apt-get install iproute2"
-    if find_sshd() is None:
-        return "a namespace host needs sshd: apt-get install openssh-server"
-    if shutil.which("ssh-keygen") is None:
-        return "a namespace host needs ssh-keygen: apt-get install openssh-client"
-    return None
-
-
-def list_host_namespaces() -> list[str]:
-    """Namespaces named sshbench-host-* (any owner)."""
-    done = _run(["ip", "netns", "list"], check=False)
-    names = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
-    return [n for n in names if _NS_NAME.match(n)]
-
-
-def tbf_args(rate_mbit: float) -> list[str]:
-    """tbf qdisc arguments for `rate_mbit` Mbit/s, sized as sshbench's link profiles do (netns.tbf_args):
-    a burst of ~1 ms of the rate (at least 32 KiB: veth hands over GSO super-packets) and ~100 ms of queue."""
-    rate_bit_s = int(rate_mbit * 1_000_000)
-    rate_bytes = rate_bit_s // 8
-    burst = max(32 * 1024, rate_bytes // 1000)
-    limit = max(2 * burst, rate_bytes // 10)
-    return ["tbf", "rate", f"{rate_bit_s}bit", "burst", str(burst), "limit", str(limit)]
-
-
-def parse_rate_mbit(text: str) -> float:
-    """'100mbit', '1gbit', '500kbit' or a bare number of Mbit/s -> Mbit/s. tc's 'mbps' (megabytes) is refused."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(kbit|mbit|gbit)?\s*", text.lower())
-    if not m:
-        raise ValueError(f"rate {text!r}: write e.g. 100mbit, 1gbit or 500kbit")
-    value = float(m.group(1)) * {"kbit": 0.001, "mbit": 1.0, "gbit": 1000.0, None: 1.0}[m.group(2)]
-    if value <= 0:
-        raise ValueError(f"rate {text!r} must be above 0")
-    return value
-
-
-# --- the record that lets a later sweep clean up after kill -9 -----------------------------------------
-
-
-def _record_path(name: str) -> Path:
-    return RECORD_DIR / f"{name}.json"
-
-
-def _read_record(name: str) -> dict:
-    try:
-        return json.loads(_record_path(name).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _owner_alive(name: str) -> bool:
-    m = _NS_NAME.match(name)
-    if not m:
-        return True  # not ours: never touch
-    pid = int(m.group(1))
-    if not _alive(pid):
-        return False
-    recorded = _read_record(name).get("owner_start")
-    # the pid is alive; if we recorded its start time and it differs, the pid was reused
-    return recorded is None or recorded == _start_time(pid)
-
-
-def _remove_namespace(name: str, host_if: str | None = None, temp_dir: str | None = None) -> None:
-    """Kill everything inside `name`, delete its veth pair and the namespace, its temp dir and record.
-    Each step tolerates what is already gone."""
-    if os.path.exists(f"{NETNS_DIR}/{name}"):
-        pids = [int(p) for p in _run(["ip", "netns", "pids", name], check=False).stdout.split() if p.isdigit()]
-        _kill_and_wait(pids)
-    if host_if:
-        _run(["ip", "link", "del", host_if], check=False)  # deletes the pair (both ends)
-    if os.path.exists(f"{NETNS_DIR}/{name}"):
-        _run(["ip", "netns", "delete", name], check=False)
-    if temp_dir and Path(temp_dir).name.startswith("sshbench-nshost-"):
-        shutil.rmtree(temp_dir, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        _record_path(name).unlink()
-
-
-def sweep_stale_hosts() -> list[str]:
-    """Delete sshbench-host-* namespaces whose owner is dead (or whose pid was reused): the processes
-    inside (`ip netns pids`) are killed first, then the veth pair, the namespace, the temp dir and the
-    record go. Returns what was removed, one phrase each. A no-op without root."""
-    if not _has_caps():
-        return []
-    removed = []
-    names = set(list_host_namespaces())
-    # records whose namespace is already gone still name a temp dir to remove
-    if RECORD_DIR.is_dir():
-        names |= {p.stem for p in RECORD_DIR.glob("sshbench-host-*.json")}
-    for name in sorted(names):
-        if _owner_alive(name):
-            continue
-        record = _read_record(name)
-        existed = os.path.exists(f"{NETNS_DIR}/{name}")
-        _remove_namespace(name, record.get("host_if"), record.get("temp_dir"))
-        if existed and not os.path.exists(f"{NETNS_DIR}/{name}"):
-            removed.append(f"network namespace {name}")
-    return removed
 
 
 # --- the host --------------------------------------------------------------------------------------
@@ -266,6 +98,8 @@ class NamespaceHost:
     `create()` and `destroy()` yourself.
 
     rate_mbit: shape both veth ends with tbf at this rate (None: unshaped).
+    link: shape both ends as this link profile (sshbench.links: `lan100m`, `lan1g`...; tbf for the rate,
+    netem for a delay where the kernel has it, else refused: nshost_config.link_qdisc_args); overrides rate_mbit.
     tc_host / tc_client: explicit qdisc arguments (after `root`, e.g. ["tbf", "rate", ...]) for the
     namespace's end / the root namespace's end; they override rate_mbit for that end.
     user: the login user (default: the invoking user, whose fresh client key is authorized).
@@ -273,6 +107,7 @@ class NamespaceHost:
     """
 
     rate_mbit: float | None = None
+    link: str | None = None
     tc_host: list[str] | None = None
     tc_client: list[str] | None = None
     user: str = field(default_factory=lambda: pwd.getpwuid(os.getuid()).pw_name)
@@ -340,7 +175,10 @@ class NamespaceHost:
             _run(["ip", "-n", self.name, "link", "set", HOST_IF, "up"])
             _run(["ip", "addr", "add", f"{self.client_addr}/30", "dev", self.host_if])
             _run(["ip", "link", "set", self.host_if, "up"])
-        self.shape(self.rate_mbit, tc_host=self.tc_host, tc_client=self.tc_client)
+        if self.link is not None:
+            self.shape_link(self.link)
+        else:
+            self.shape(self.rate_mbit, tc_host=self.tc_host, tc_client=self.tc_client)
         self._make_keys()
         self._start_sshd(sshd_path)
         self._write_ssh_config()
@@ -391,62 +229,28 @@ class NamespaceHost:
                 _run(["tc", *ns_args, "qdisc", "del", "dev", dev, "root"], check=False)
         self.rate_mbit, self.tc_host, self.tc_client = rate_mbit, tc_host, tc_client
 
+    def shape_link(self, name: str | None) -> None:
+        """(Re)shape both ends as link profile `name` (None or `loopback`: unshaped)."""
+        profile = nshost_config.profile_named(name or "loopback")
+        args = nshost_config.link_qdisc_args(profile, netem=self._has_netem()) if profile.emulated else None
+        self.shape(profile.rate_mbit_s if args and args[0] == "tbf" else None, tc_host=args, tc_client=args)
+        self.link = name if profile.emulated else None
+
+    def _has_netem(self) -> bool:
+        """Whether this kernel accepts a netem qdisc (tried on the namespace's own loopback, then removed)."""
+        ns = ["-n", self.name]
+        if _run(["tc", *ns, "qdisc", "replace", "dev", "lo", "root", "netem", "delay", "0ms"], check=False).returncode:
+            return False
+        _run(["tc", *ns, "qdisc", "del", "dev", "lo", "root"], check=False)
+        return True
+
     def _make_keys(self) -> None:
         assert self.dir is not None
-        for key in ("host_key", "client_key"):
-            _run(
-                [
-                    "ssh-keygen",
-                    "-q",
-                    "-t",
-                    "ed25519",
-                    "-N",
-                    "",
-                    "-C",
-                    f"sshbench-nshost-{key}",
-                    "-f",
-                    str(self.dir / key),
-                ],
-                timeout=30,
-            )
-        shutil.copy(self.dir / "client_key.pub", self.dir / "authorized_keys")
-        os.chmod(self.dir / "authorized_keys", 0o600)
-        self.identity = self.dir / "client_key"
-        host_key = (self.dir / "host_key.pub").read_text().split()
-        self.known_hosts = self.dir / "known_hosts"
-        # port 22: known_hosts names the bare address (no [host]:port form)
-        self.known_hosts.write_text(f"{self.address} {host_key[0]} {host_key[1]}\n")
+        self.identity, self.known_hosts = nshost_config.make_keys(self.dir, self.address)
 
     def _sshd_config(self) -> str:
         assert self.dir is not None
-        lines = {
-            "ListenAddress": self.address,
-            "Port": str(self.port),
-            "PidFile": "none",
-            "HostKey": str(self.dir / "host_key"),
-            "AuthorizedKeysFile": str(self.dir / "authorized_keys"),
-            "AllowUsers": self.user,
-            "PermitRootLogin": "prohibit-password",
-            "PubkeyAuthentication": "yes",
-            "PasswordAuthentication": "no",
-            "KbdInteractiveAuthentication": "no",
-            "UsePAM": "no",
-            "StrictModes": "no",  # keys under /tmp fail sshd's ownership checks of the path
-            "PermitUserEnvironment": "no",
-            "PermitUserRC": "no",
-            "X11Forwarding": "no",
-            "AllowAgentForwarding": "no",
-            "PrintMotd": "no",
-            "PrintLastLog": "no",
-            "UseDNS": "no",
-            "MaxStartups": "1000",
-            "MaxSessions": "100",
-            "LoginGraceTime": "30",
-            "Subsystem": "sftp internal-sftp",
-            "LogLevel": "INFO",
-        }
-        lines.update(self.sshd_options)
-        return "".join(f"{k} {v}\n" for k, v in lines.items())
+        return nshost_config.sshd_config(self.dir, self.address, self.port, self.user, self.sshd_options)
 
     def _start_sshd(self, sshd_path: str) -> None:
         assert self.dir is not None
@@ -501,26 +305,9 @@ class NamespaceHost:
         return " | ".join(text[-lines:]) or "(no output)"
 
     def _write_ssh_config(self) -> None:
-        assert self.dir is not None
-        self.ssh_config = self.dir / "ssh_config"
-        self.ssh_config.write_text(
-            f"# sshbench namespace host {self.name} (removed with it)\n"
-            f"Host {self.alias}\n"
-            f"    HostName {self.address}\n"
-            f"    Port {self.port}\n"
-            f"    User {self.user}\n"
-            f"    IdentityFile {self.identity}\n"
-            f"    IdentitiesOnly yes\n"
-            f"    IdentityAgent none\n"
-            f"    UserKnownHostsFile {self.known_hosts}\n"
-            f"    GlobalKnownHostsFile /dev/null\n"
-            f"    StrictHostKeyChecking yes\n"
-            f"    HostKeyAlgorithms ssh-ed25519\n"
-            f"    UpdateHostKeys no\n"
-            f"    BatchMode yes\n"
-            f"    ControlMaster no\n"
-            f"    ControlPath none\n"
-            f"    ConnectTimeout 10\n"
+        assert self.dir is not None and self.identity is not None and self.known_hosts is not None
+        self.ssh_config = nshost_config.write_ssh_config(
+            self.dir, self.name, self.alias, self.address, self.port, self.user, self.identity, self.known_hosts
         )
 
     # use ----------------------------------------------------------------------------------------
@@ -559,5 +346,6 @@ class NamespaceHost:
             "host_if": self.host_if,
             "user": self.user,
             "rate_mbit": self.rate_mbit,
+            "link": self.link,
             "ssh_config": str(self.ssh_config) if self.ssh_config else None,
         }

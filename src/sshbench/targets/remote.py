@@ -15,19 +15,21 @@ from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import RunSettings
 from sshbench.sshlog import failure_reason, parse_ssh_log
-from sshbench.targets import remote_scratch
+from sshbench.targets import remote_facts, remote_scratch
 from sshbench.targets.base import Target, probe
 
 
 class RemoteHost(Target):
     kind = "remote"
-    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp.RemoteTcpSink)
+    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp_remote.RemoteTcpSink)
     remote_raw_tcp = True
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
         assert settings.host is not None
-        return cls(settings.host, ssh=settings.ssh, ssh_config=settings.ssh_config)
+        host = cls(settings.host, ssh=settings.ssh, ssh_config=settings.ssh_config)
+        host.raw_tcp_port = settings.raw_tcp_port
+        return host
 
     def __init__(self, host: str, ssh: str = "ssh", ssh_config: str | None = None) -> None:
         if not host or host.startswith("-"):
@@ -43,6 +45,9 @@ class RemoteHost(Target):
         self.raw_tcp_skip_reason: str | None = None
         #: what a kill -9'd earlier run left on this host and start() removed (for a notice)
         self.removed_leftovers: list[str] = []
+        #: cores, machine id, OpenSSL version, python3 and the path's RTT, read once in start()
+        self.facts = remote_facts.RemoteFacts()
+        self.raw_tcp_port: int | None = None  # --raw-tcp-port: the control's port on the remote (None: any)
 
     def _config_args(self) -> list[str]:
         return ["-F", self.ssh_config] if self.ssh_config else []
@@ -78,15 +83,25 @@ class RemoteHost(Target):
             identity, lambda command: self.run_remote(command, None, 60)
         )
         self.record = remote_scratch.RemoteRecord(identity)
-        # The raw TCP control's sink runs with the remote's python3 (sshbench.baselines.raw_tcp).
-        python_status, python_path = self.run_remote("command -v python3", None, 30)
-        self.remote_raw_tcp = python_status == 0 and bool(python_path.strip())
+        # Read once: cores (CPU in cores of its own machine), machine id + OpenSSL (the server crypto
+        # ceiling's cache key), python3 (the raw TCP control's sink), and the RTT of the direct path.
+        self.facts = remote_facts.read_facts(self.run_remote)
+        direct = (
+            self.effective.get("proxycommand", "none") == "none" and self.effective.get("proxyjump", "none") == "none"
+        )
+        self.facts.rtt_s, self.facts.rtt_probes_ms = remote_facts.measure_rtt(hostname, port, direct)
+        self.remote_raw_tcp = bool(self.facts.python3)
         if not self.remote_raw_tcp:
             self.raw_tcp_skip_reason = f"raw TCP control skipped: {self.host} has no python3 to run its sink"
 
     def raw_tcp_path(self) -> dict:
         """The raw TCP control: its sink started on the remote over ssh, the sender connecting to it directly."""
-        return {"remote_ssh": [self.ssh, *self.client_options(), *self.destination()], "env": self.client_env()}
+        return {
+            "remote_ssh": [self.ssh, *self.client_options(), *self.destination()],
+            "env": self.client_env(),
+            "port": self.raw_tcp_port or 0,
+            "host": self.host,
+        }
 
     def make_scratch_dir(self, where: str, cleanup: Cleanup) -> str:
         """As Target's, but the path is recorded here before it is made there (remote_scratch), so that a
@@ -147,4 +162,5 @@ class RemoteHost(Target):
             "hostname": self.effective.get("hostname"),
             "port": self.effective.get("port"),
             "user": self.effective.get("user"),
+            "machine": self.facts.to_json(),
         }
