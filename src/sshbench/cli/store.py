@@ -71,7 +71,8 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         [
             str(r.id),
             _date(r.started_at),
-            r.hostname or "-",
+            # a fleet run's host by its inventory name (machines may share a hostname), and its fleet
+            f"{r.label} (fleet {r.fleet_id})" if r.label else (r.hostname or "-"),
             r.target or "-",
             r.swept,
             str(r.measured_trials),
