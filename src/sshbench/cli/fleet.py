@@ -43,6 +43,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "machine's Python and platform and cached",
     )
     fleet.add_argument("--forks", type=int, default=10, help="hosts worked on at once (default 10)")
+    fleet.add_argument(
+        "--serial",
+        action="store_true",
+        help="benchmark one host at a time (installs stay parallel): for hosts that share hardware, such as "
+        "VMs of one hypervisor",
+    )
     add_db_option(fleet)
     fleet.add_argument("run_options", nargs="*", metavar="-- RUN OPTIONS", help="options for `sshbench run`")
 
@@ -83,6 +89,7 @@ def cmd_fleet(args: argparse.Namespace, out: Console, err: Console) -> int:
         resume=args.resume,
         wheelhouse=args.wheelhouse,
         forks=args.forks,
+        serial=args.serial,
         db=args.db,
     )
     with signals_raise():
@@ -94,3 +101,119 @@ def cmd_fleet(args: argparse.Namespace, out: Console, err: Console) -> int:
         note = " (stored before; skipped)" if name in skipped else (f": {host.message}" if host.message else "")
         out.print(f"  {name.ljust(width)}  {host.status:<14} {run:<8}{note}", markup=False, highlight=False)
     return 0 if all(h.status == "ok" for h in fleet.hosts.values()) and fleet.hosts else 1
+
+
+def _load_hosts(args: argparse.Namespace) -> tuple[list, list[str]]:
+    """The runs to put side by side and their column labels: a fleet run's hosts, or the given runs."""
+    from sshbench.store import fleets, open_store
+
+    with open_store(args.db, read_only=True) as store:
+        if args.fleet:
+            if args.runs:
+                raise UsageError("give either --fleet or run ids, not both")
+            fleet = fleets.load_fleet(store, args.fleet)
+            stored = fleets.fleet_runs(store, fleet.id)
+            if not stored:
+                raise UsageError(f"fleet run {fleet.id} has no stored host results")
+            return [store.load_result(run_id) for run_id in stored.values()], list(stored)
+        if len(set(args.runs)) < 1:
+            raise UsageError("compare --by host needs runs (or --fleet FLEET)")
+        ids = list(dict.fromkeys(store.resolve(ref) for ref in args.runs))
+        listed = {r.id: r for r in store.list_runs()}
+        results = [store.load_result(i) for i in ids]
+    labels = [listed[i].label or listed[i].hostname or f"run {i}" for i in ids]
+    # two runs of one machine: their labels must still tell the columns apart
+    labels = [f"{label} (run {i})" if labels.count(label) > 1 else label for label, i in zip(labels, ids)]
+    return results, labels
+
+
+def cmd_compare_hosts(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
+    from sshbench.cli.common import check_writable
+    from sshbench.compare import compare_hosts, host_header_lines
+
+    check_writable(args.chart)
+    if args.chart and not args.chart.endswith((".svg", ".png")):
+        raise UsageError(f"--chart {args.chart}: name an .svg or .png file")
+    results, labels = _load_hosts(args)
+    comparison = compare_hosts(results, labels)
+    for line in host_header_lines(comparison):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    table = Table(
+        title="MiB/s per host: median [95% CI]; ordered by the slowest host (what a shared policy gets everywhere)",
+        title_justify="left",
+    )
+    table.add_column("combination")
+    for host in comparison.hosts:
+        table.add_column(host.label, justify="right")
+    table.add_column("slowest", justify="right")
+    for row in comparison.rows + comparison.partial:
+        cells = [
+            "-"
+            if c is None
+            else f"{c.median_mib_s:.1f}" + (f" [{c.ci95_mib_s[0]:.0f}-{c.ci95_mib_s[1]:.0f}]" if c.ci95_mib_s else "")
+            for c in row.cells
+        ]
+        slowest = "-" if row.slowest is None else f"{row.slowest:.1f}"
+        table.add_row(Text(row.label), *cells, slowest)
+    out.print(table)
+    if comparison.partial:
+        out.print(
+            f"{len(comparison.partial)} combinations were not measured on every host ('-'): not ordered",
+            markup=False,
+            highlight=False,
+        )
+    if args.chart:
+        from pathlib import Path
+
+        from sshbench.report.hosts_chart import write_hosts_chart
+
+        write_hosts_chart(comparison, Path(args.chart))
+        err.print(f"sshbench: wrote {args.chart}", markup=False, highlight=False)
+    return 0
+
+
+def cmd_recommend_fleet(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`sshbench recommend --fleet FLEET`: one set of lines for every host, by the slowest host's speed."""
+    from rich.table import Table
+
+    from sshbench.recommend.config import POLICIES, POLICY_ORDER, sshd_syntax_check
+    from sshbench.recommend.fleet import build_fleet
+    from sshbench.store import fleets, open_store
+
+    if args.policy not in POLICIES:
+        raise UsageError(f"unknown policy {args.policy!r}; choose one of: {', '.join(POLICY_ORDER)}")
+    if args.for_ not in ("client", "server"):
+        raise UsageError(f"--for must be client or server (got {args.for_!r})")
+    if args.from_json or args.run != "latest":
+        raise UsageError("--fleet takes its runs from the fleet run: give no RUN or --from-json")
+    with open_store(args.db, read_only=True) as store:
+        fleet = fleets.load_fleet(store, args.fleet)
+        runs = {host: store.load_result(run_id) for host, run_id in fleets.fleet_runs(store, fleet.id).items()}
+    result = build_fleet(fleet.id, runs, args.policy, args.for_, args.host)
+    if args.for_ == "server":
+        sshd_syntax_check(result.rec, args.sshd)  # this machine's sshd -t: the lines are well-formed
+    out.file.write(result.render())
+    out.file.flush()
+    for warning in result.rec.warnings:
+        err.print(f"sshbench: warning: {warning}", markup=False, highlight=False)
+    table = Table(title="What each host gives up against its own best (same policy)", title_justify="left")
+    for column in ("host", "its best", "MiB/s", f"with {result.rec.ciphers[0].name}", "loss"):
+        table.add_column(column, justify="left" if column in ("host", "its best") else "right")
+    for loss in sorted(result.losses, key=lambda item: item.loss or 0.0):
+        table.add_row(
+            loss.host,
+            loss.own_best,
+            "-" if loss.own_best_mib_s is None else f"{loss.own_best_mib_s:.0f}",
+            "-" if loss.fleet_choice_mib_s is None else f"{loss.fleet_choice_mib_s:.0f}",
+            "-" if loss.loss is None else f"{loss.loss:.0%}",
+        )
+    err.print(table)
+    for line in result.not_everywhere:
+        err.print(f"left out: {line}", markup=False, highlight=False)
+    skipped = [h for h, host in fleet.hosts.items() if host.status != "ok"]
+    if skipped:
+        err.print(f"not in this fleet's results: {', '.join(skipped)}", markup=False, highlight=False)
+    return 0

@@ -34,6 +34,7 @@ class FleetOptions:
     resume: str | None = None  # None: a new fleet run; "auto": the newest of this inventory; else its number
     wheelhouse: str | None = None  # a prepared dependency wheelhouse (else downloaded and cached)
     forks: int = 10
+    serial: bool = False  # one host benchmarking at a time (hosts sharing hardware)
     db: str | None = None
 
 
@@ -176,6 +177,7 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
                 "sshbench_results_dir": str(results),
                 "sshbench_run_args": fleet.run_args,
                 "sshbench_wheelhouse_tag": "" if options.wheelhouse else wheelhouse.host_tag(),
+                "sshbench_run_throttle": 1 if options.serial else 0,
             }
             lines: list[str] = []
             try:

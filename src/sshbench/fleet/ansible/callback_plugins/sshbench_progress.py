@@ -32,7 +32,7 @@ def _message(result: dict[str, Any]) -> str:
     return str(result.get("msg") or "").strip().splitlines()[0] if result.get("msg") else ""
 
 
-class CallbackModule(CallbackBase):  # type: ignore[misc]
+class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
     CALLBACK_NAME = "sshbench_progress"
