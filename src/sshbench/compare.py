@@ -140,7 +140,7 @@ class HostColumn:
     label: str  # the inventory host name (else hostname, else run id)
     run_id: int | None
     cpu_model: str | None
-    aes_ni: bool | None
+    aes_ni: bool | None  # the CPU flag; False also when the run masked it (run --no-aesni)
     ssh_version: str | None  # the server's (the host's own sshd)
     crypto_library: str | None  # OpenSSL (or LibreSSL) that ssh is linked with
 
@@ -181,7 +181,7 @@ def compare_hosts(results: list[RunResult], labels: list[str]) -> HostComparison
             label=label,
             run_id=r.run_id,
             cpu_model=r.environment.get("cpu_model"),
-            aes_ni=r.environment.get("aes_ni"),
+            aes_ni=False if getattr(r.settings, "no_aesni", False) else r.environment.get("aes_ni"),
             ssh_version=r.environment.get("server_ssh_version"),
             crypto_library=r.environment.get("client_crypto_library") or r.environment.get("openssl_version"),
         )

@@ -199,9 +199,13 @@ def cmd_recommend_fleet(args: argparse.Namespace, out: Console, err: Console) ->
     out.file.flush()
     for warning in result.rec.warnings:
         err.print(f"sshbench: warning: {warning}", markup=False, highlight=False)
-    table = Table(title="What each host gives up against its own best (same policy)", title_justify="left")
-    for column in ("host", "its best", "MiB/s", f"with {result.rec.ciphers[0].name}", "loss"):
-        table.add_column(column, justify="left" if column in ("host", "its best") else "right")
+    first = result.rec.ciphers[0].name
+    table = Table(
+        title=f"What each host gives up against its own best (same policy) with the fleet's first cipher, {first}",
+        title_justify="left",
+    )
+    for column in ("host", "its best", "MiB/s", "with the fleet's", "loss"):
+        table.add_column(column, justify="left" if column in ("host", "its best") else "right", no_wrap=True)
     for loss in sorted(result.losses, key=lambda item: item.loss or 0.0):
         table.add_row(
             loss.host,
