@@ -10,7 +10,6 @@ Root only (namespaces); skipped with the reason otherwise, or without ansible-co
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import shutil
@@ -27,6 +26,7 @@ import pytest
 from conftest import run_cli, sshbench_argv
 from sshbench.links import nshost
 from sshbench.links.nshost import NamespaceHost
+from sshbench.store import open_store
 
 REASON = nshost.missing_requirement() or (
     None
@@ -104,7 +104,9 @@ def scenario(tmp_path_factory):
     env.update(
         {
             "TMPDIR": str(base / "control-tmp"),
-            "XDG_CACHE_HOME": str(base / "cache"),
+            # the dependencies' wheels (pip download, ~50 MB) are a download cache kept across sessions, like
+            # pip's own: the fleet's real cache path, under a directory of the tests' own
+            "XDG_CACHE_HOME": str(Path.home() / ".cache" / "sshbench-tests"),
             "SSHBENCH_RUNTIME_DIR": str(base / "runtime"),
             "SSHBENCH_DB": str(base / "results.db"),
         }
@@ -123,7 +125,6 @@ def scenario(tmp_path_factory):
                 for name, h in hosts.items()
             )
         )
-        # The dependencies' wheels once (the real code path, cached under this XDG_CACHE_HOME); both runs reuse it.
         lost = hosts[LOST]
 
         def lose_host(line: str) -> None:
@@ -158,7 +159,7 @@ def _stored(db: Path) -> list[tuple]:
 
 def test_an_unreachable_host_is_reported_and_the_others_kept(scenario):
     rc, out, err, wall = scenario["first"]
-    print(f"first fleet run: {wall:.1f} s")
+    print(f"first fleet run: {wall:.1f} s\n{err}")
     assert rc == 1, err
     assert f"fleet: {LOST}: unreachable" in err, err
     lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
@@ -172,7 +173,7 @@ def test_an_unreachable_host_is_reported_and_the_others_kept(scenario):
 
 def test_resume_runs_only_the_missing_host(scenario):
     rc, out, err, wall = scenario["resumed"]
-    print(f"resumed fleet run: {wall:.1f} s")
+    print(f"resumed fleet run: {wall:.1f} s\n{err}")
     assert rc == 0, err
     assert "web1, web2 already stored" in err
     progress = [line for line in err.splitlines() if line.startswith("fleet: ") and ": " in line[7:]]
@@ -189,11 +190,12 @@ def test_every_host_result_is_in_the_store_labelled_and_tagged(scenario):
     assert listing.returncode == 0, listing.stderr
     for name in NAMES:
         assert f"{name} (fleet 1)" in listing.stdout
-    for run_id, label, _, _ in runs:
-        export = run_cli("export", str(run_id), "--db", str(scenario["db"]))
-        doc = json.loads(export.stdout)
-        transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"]]
-        assert len(transfers) == 4 and all(t["valid"] for t in transfers), label
+    with open_store(scenario["db"], read_only=True) as store:
+        for run_id, label, _, _ in runs:
+            result = store.load_result(run_id)
+            transfers = [t for t in result.trials if t.kind == "transfer" and not t.warmup]
+            assert len(transfers) == 4 and all(t.valid for t in transfers), label
+            assert result.target.get("kind") == "private" or "private" in str(result.environment.get("target"))
 
 
 def test_nothing_is_left_on_any_host_or_here(scenario):
