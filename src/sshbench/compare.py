@@ -150,3 +150,92 @@ def header_lines(comparison: Comparison) -> list[str]:
         f"server {r.server_ssh_version or '?'}, {r.target or '?'}"
         for r in comparison.runs
     ]
+
+
+# --- across hosts: `sshbench compare --by host` / `--fleet` -----------------------------------------
+
+
+@dataclass
+class HostColumn:
+    """One host of a fleet (or any run, labelled): what makes its numbers differ."""
+
+    label: str  # the inventory host name (else hostname, else run id)
+    run_id: int | None
+    cpu_model: str | None
+    aes_ni: bool | None  # the CPU flag; False also when the run masked it (run --no-aesni)
+    ssh_version: str | None  # the server's (the host's own sshd)
+    crypto_library: str | None  # OpenSSL (or LibreSSL) that ssh is linked with
+
+
+@dataclass
+class HostCell:
+    median_mib_s: float
+    ci95_mib_s: list[float] | None  # [low, high] of the median (statistics.median_ci)
+    valid_trials: int
+
+
+@dataclass
+class HostRow:
+    combination: Combination
+    cells: list[HostCell | None]  # per host; None where that host did not measure it
+
+    @property
+    def slowest(self) -> float | None:
+        """The slowest host's median: what a shared policy gets on every host."""
+        values = [c.median_mib_s for c in self.cells if c is not None]
+        return min(values) if values and len(values) == len(self.cells) else None
+
+    @property
+    def label(self) -> str:
+        return ComparedRow(self.combination, [], []).label
+
+
+@dataclass
+class HostComparison:
+    hosts: list[HostColumn]
+    rows: list[HostRow]  # every host measured these: ordered by the slowest host's median, fastest first
+    partial: list[HostRow]  # measured by some hosts only
+
+
+def compare_hosts(results: list[RunResult], labels: list[str]) -> HostComparison:
+    hosts = [
+        HostColumn(
+            label=label,
+            run_id=r.run_id,
+            cpu_model=r.environment.get("cpu_model"),
+            aes_ni=False if getattr(r.settings, "no_aesni", False) else r.environment.get("aes_ni"),
+            ssh_version=r.environment.get("server_ssh_version"),
+            crypto_library=r.environment.get("client_crypto_library") or r.environment.get("openssl_version"),
+        )
+        for r, label in zip(results, labels)
+    ]
+    per_host = [
+        {s.combination: s for s in summary.summaries(r) if s.median_mib_s is not None and s.valid_trials > 0}
+        for r in results
+    ]
+    order: list[Combination] = []
+    for measured in per_host:
+        order.extend(c for c in measured if c not in order)
+    rows = [
+        HostRow(
+            combo,
+            [
+                HostCell(m[combo].median_mib_s or 0.0, m[combo].ci95_mib_s, m[combo].valid_trials)
+                if combo in m
+                else None
+                for m in per_host
+            ],
+        )
+        for combo in order
+    ]
+    complete = sorted((r for r in rows if r.slowest is not None), key=lambda r: -(r.slowest or 0.0))
+    return HostComparison(hosts=hosts, rows=complete, partial=[r for r in rows if r.slowest is None])
+
+
+def host_header_lines(comparison: HostComparison) -> list[str]:
+    return [
+        f"{h.label} (run {h.run_id}): {h.cpu_model or '?'}"
+        f"{'' if h.aes_ni is None else (', AES-NI' if h.aes_ni else ', no AES-NI')}, "
+        f"{h.ssh_version or '?'}, {h.crypto_library or '?'}"
+        for h in comparison.hosts
+    ]

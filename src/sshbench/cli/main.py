@@ -11,12 +11,12 @@ import sys
 from rich.console import Console
 
 from sshbench import __version__
-from sshbench.cli import algorithms, completion, crossover, latency, run, security, store
+from sshbench.cli import algorithms, completion, crossover, fleet, latency, run, security, store
 from sshbench.cli.common import check_common
 from sshbench.errors import Interrupted, SshbenchError, UsageError
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
-COMMAND_GROUPS = (run, latency, algorithms, store, security, crossover, completion)
+COMMAND_GROUPS = (run, latency, algorithms, store, security, crossover, fleet, completion)
 
 
 class _Parser(argparse.ArgumentParser):

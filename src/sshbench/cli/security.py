@@ -46,6 +46,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="the Host pattern of the client block (default: the run's host, or * for the private sshd)",
     )
     rec.add_argument("--from-json", metavar="FILE", help="read the run from a `run --json` or `export` file instead")
+    rec.add_argument(
+        "--fleet", metavar="FLEET", help="one config for every host of a fleet run (number or 'latest'): see fleet"
+    )
     add_db_option(rec)
     rec.add_argument("--sshd", metavar="PATH", help="sshd binary for checking against the private target")
 
@@ -71,6 +74,10 @@ def _styled(verdict: Verdict) -> Text:
 def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.recommend import config as recommend
 
+    if args.fleet:
+        from sshbench.cli.fleet import cmd_recommend_fleet
+
+        return cmd_recommend_fleet(args, out, err)
     # Checked before the run is loaded, so that a typo is reported as itself.
     if args.policy not in recommend.POLICIES:
         raise UsageError(f"unknown policy {args.policy!r}; choose one of: {', '.join(recommend.POLICY_ORDER)}")

@@ -33,7 +33,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     compare = sub.add_parser("compare", help="the same combinations side by side across stored runs")
     compare.set_defaults(handler=cmd_compare)
-    compare.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or 'latest'); the first is the baseline")
+    compare.add_argument("runs", nargs="*", metavar="RUN", help="run ids (or 'latest'); the first is the baseline")
+    compare.add_argument(
+        "--by", choices=("run", "host"), default="run", help="host: one column per host, medians with 95%% CIs"
+    )
+    compare.add_argument("--fleet", metavar="FLEET", help="the hosts of a fleet run (number or 'latest'): --by host")
+    compare.add_argument("--chart", metavar="FILE", help="--by host: also write the chart (.svg or .png)")
     add_db_option(compare)
 
     export = sub.add_parser("export", help="a stored run as JSON (to merge machines with `import`)")
@@ -71,7 +76,8 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         [
             str(r.id),
             _date(r.started_at),
-            r.hostname or "-",
+            # a fleet run's host by its inventory name (machines may share a hostname), and its fleet
+            f"{r.label} (fleet {r.fleet_id})" if r.label else (r.hostname or "-"),
             r.target or "-",
             r.swept,
             str(r.measured_trials),
@@ -127,6 +133,12 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench import compare
 
+    if args.by == "host" or args.fleet:
+        from sshbench.cli.fleet import cmd_compare_hosts
+
+        return cmd_compare_hosts(args, out, err)
+    if args.chart:
+        raise UsageError("--chart draws the across-hosts chart: give --by host or --fleet")
     if len(set(args.runs)) < 2:  # before the store: the command line alone says so
         raise UsageError("compare needs at least two different runs")
     with open_store(args.db, read_only=True) as store:

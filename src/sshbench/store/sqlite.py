@@ -83,6 +83,19 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (run_id, seq)
         )""",
     ],
+    [  # `sshbench fleet`: one row per fleet run; each host's run labelled with its inventory name
+        """CREATE TABLE fleets (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            inventory TEXT NOT NULL,         -- the inventory file, as given (resolved)
+            host_limit TEXT,                 -- --limit
+            run_args_json TEXT NOT NULL,     -- the `sshbench run` options every host ran
+            hosts_json TEXT NOT NULL DEFAULT '{}'  -- inventory host -> {status, message, run_id}
+        )""",
+        "ALTER TABLE runs ADD COLUMN label TEXT",  # the inventory host name (machines may share a hostname)
+        "ALTER TABLE runs ADD COLUMN fleet_id INTEGER REFERENCES fleets(id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -133,6 +146,8 @@ class StoredRun:
     client_ssh_version: str | None
     server_ssh_version: str | None
     imported: bool
+    label: str | None = None  # a fleet run's inventory host name
+    fleet_id: int | None = None
 
 
 # --- the store ------------------------------------------------------------------------------------
@@ -450,7 +465,7 @@ class Store:
         with self._guard():
             rows = self.db.execute(
                 "SELECT r.id, r.started_at, r.finished_at, r.status, r.owner_pid, r.owner_start, r.hostname,"
-                " r.target, r.combinations_json, r.environment_json, r.imported_at,"
+                " r.target, r.combinations_json, r.environment_json, r.imported_at, r.label, r.fleet_id,"
                 " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND NOT t.warmup AND t.valid)"
                 " FROM runs r ORDER BY r.id"
             ).fetchall()
@@ -467,6 +482,8 @@ class Store:
             combos_json,
             env_json,
             imported,
+            label,
+            fleet_id,
             measured,
         ) in rows:
             try:
@@ -487,6 +504,8 @@ class Store:
                     client_ssh_version=env.get("client_ssh_version"),
                     server_ssh_version=env.get("server_ssh_version"),
                     imported=imported is not None,
+                    label=label,
+                    fleet_id=fleet_id,
                 )
             )
         return out
@@ -500,8 +519,9 @@ class Store:
         # with the combinations that had no valid trial).
         return {**to_document(result), "combinations": [asdict(c) for c in result.combinations]}
 
-    def import_document(self, doc: object, source: str) -> int:
-        """Add a run from an export (or a `run --json` file); all or nothing. Returns its new id."""
+    def import_document(self, doc: object, source: str, label: str | None = None, fleet_id: int | None = None) -> int:
+        """Add a run from an export (or a `run --json` file); all or nothing. Returns its new id.
+        label, fleet_id: a fleet run's host (its inventory name) and the fleet it belongs to."""
         result = result_from_document(doc, source)
         origin = _origin(result.environment.get("hostname"), result.started_at)
         with self._transaction():
@@ -509,9 +529,9 @@ class Store:
             if existing:
                 raise UsageError(f"{source} is already in {self.path} as run {existing[0]}")
             cur = self.db.execute(
-                "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version,"
+                "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version, label, fleet_id,"
                 " settings_json, environment_json, target_json, combinations_json, notices_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
                 (
                     result.status,
                     result.started_at,
@@ -519,6 +539,8 @@ class Store:
                     origin,
                     time.time(),
                     doc.get("sshbench_version") if isinstance(doc, dict) else None,
+                    label,
+                    fleet_id,
                 ),
             )
             result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]

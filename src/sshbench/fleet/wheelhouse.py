@@ -1,0 +1,151 @@
+"""What the hosts install from: a wheelhouse made on the control machine, so no host needs a network
+beyond Ansible's own connection.
+
+- sshbench's own wheel is written here from the package that is running (its files and its installed
+  metadata), so every host runs exactly the control machine's code, with no build backend and no network.
+- Its dependencies (and pip, which the role runs from its wheel: no pip or ensurepip needed on a host)
+  come from `pip download --only-binary=:all:` for this machine's Python and platform, cached in
+  $XDG_CACHE_HOME/sshbench/fleet-wheelhouse/<key>/; or from `--wheelhouse DIR` (e.g. made with
+  `pip download --platform ... --python-version ...` for hosts of another architecture or Python).
+- Both go into one tar (wheelhouse/...), copied to each host in one transfer.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+from sshbench.errors import RunError, UsageError
+
+DOWNLOAD_TIMEOUT_S = 900.0
+COMPLETE_MARK = ".complete"  # written last: a cache dir without it was interrupted and is made again
+
+
+def host_tag() -> str:
+    """'python 3.11 x86_64': what a binary wheelhouse made here fits (the role's check prints the same)."""
+    return f"python {sys.version_info[0]}.{sys.version_info[1]} {platform.machine()}"
+
+
+def runtime_requirements() -> list[str]:
+    """sshbench's own dependencies (no extras): what `sshbench run` needs on a host."""
+    requires = importlib.metadata.requires("sshbench") or []
+    return [r for r in requires if ";" not in r or "extra" not in r.split(";", 1)[1]]
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest}"
+
+
+def build_sshbench_wheel(dest: Path) -> Path:
+    """A py3-none-any wheel of the running sshbench: the package's files (no caches) and its installed
+    METADATA and entry points. Returns its path."""
+    import sshbench
+
+    dist = importlib.metadata.distribution("sshbench")
+    metadata = dist.read_text("METADATA")
+    entry_points = dist.read_text("entry_points.txt")
+    if not metadata:
+        raise RunError("sshbench's installed metadata is missing: reinstall it (pip install -e .) to use fleet")
+    version = dist.version
+    package = Path(sshbench.__file__).resolve().parent
+    dist_info = f"sshbench-{version}.dist-info"
+    path = dest / f"sshbench-{version}-py3-none-any.whl"
+    records: list[str] = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+
+        def add(name: str, data: bytes) -> None:
+            wheel.writestr(name, data)
+            records.append(f"{name},{_record_hash(data)},{len(data)}")
+
+        for file in sorted(package.rglob("*")):
+            relative = file.relative_to(package)
+            # the fleet's own playbook stays on the control machine; caches are not code
+            if file.is_dir() or "__pycache__" in relative.parts or file.suffix == ".pyc":
+                continue
+            if relative.parts[:2] == ("fleet", "ansible"):
+                continue
+            add(f"sshbench/{relative.as_posix()}", file.read_bytes())
+        add(f"{dist_info}/METADATA", metadata.encode())
+        if entry_points:
+            add(f"{dist_info}/entry_points.txt", entry_points.encode())
+        add(
+            f"{dist_info}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: sshbench fleet\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        records.append(f"{dist_info}/RECORD,,")
+        wheel.writestr(f"{dist_info}/RECORD", "\n".join(records) + "\n")
+    return path
+
+
+def _cache_root() -> Path:
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sshbench" / "fleet-wheelhouse"
+
+
+def dependency_wheelhouse(log=None) -> Path:
+    """The dependencies' wheels (and pip's) for this machine's Python and platform, downloaded once
+    and cached. RunError with one line when pip cannot get them."""
+    requirements = sorted(runtime_requirements())
+    key = hashlib.sha256("\n".join([host_tag(), *requirements]).encode()).hexdigest()[:16]
+    cached = _cache_root() / key
+    if (cached / COMPLETE_MARK).is_file():
+        return cached
+    if log:
+        log(f"downloading the dependencies' wheels for the hosts ({host_tag()}) into {cached}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cached.parent))
+    try:
+        argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+        argv += ["--only-binary=:all:", "--dest", str(partial), "pip", *requirements]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_S, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired:
+            raise RunError(f"pip download did not finish within {DOWNLOAD_TIMEOUT_S:.0f} s") from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise RunError(f"pip download of sshbench's dependencies failed: {last}; give --wheelhouse DIR instead")
+        (partial / COMPLETE_MARK).write_text(host_tag() + "\n")
+        shutil.rmtree(cached, ignore_errors=True)
+        partial.rename(cached)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return cached
+
+
+def check_wheelhouse(directory: Path) -> None:
+    """A --wheelhouse DIR must hold pip's wheel (the role runs pip from it); sshbench's is added here."""
+    if not directory.is_dir():
+        raise UsageError(f"--wheelhouse {directory}: no such directory")
+    if not list(directory.glob("pip-*.whl")):
+        raise UsageError(
+            f"--wheelhouse {directory} has no pip wheel (pip-*.whl): add one with `pip download --dest {directory} pip`"
+        )
+
+
+def make_archive(dependencies: Path, stage: Path) -> Path:
+    """stage/wheelhouse.tar: wheelhouse/ with every wheel of `dependencies` (except an sshbench wheel)
+    and a fresh wheel of the running sshbench. Uncompressed: wheels are compressed already."""
+    with tempfile.TemporaryDirectory(dir=stage) as tmp:
+        own = build_sshbench_wheel(Path(tmp))
+        archive = stage / "wheelhouse.tar"
+        with tarfile.open(archive, "w") as tar:
+            for wheel in sorted(dependencies.glob("*.whl")):
+                if wheel.name.lower().startswith("sshbench-"):
+                    continue
+                tar.add(wheel, arcname=f"wheelhouse/{wheel.name}")
+            tar.add(own, arcname=f"wheelhouse/{own.name}")
+    return archive
