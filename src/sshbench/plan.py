@@ -171,6 +171,26 @@ def select_algorithms(
     return ciphers, macs, kexes
 
 
+def default_algorithms(client: ClientAlgorithms, server: ServerAlgorithms) -> dict[str, str] | None:
+    """What a connection with no options negotiates between this client and this server: the client's first
+    default the server offers, per kind (the MAC `implicit` for an AEAD cipher). None where one is missing."""
+    cipher = would_negotiate(client.default_ciphers, server.ciphers)
+    mac = IMPLICIT_MAC if cipher in client.aead_ciphers else would_negotiate(client.default_macs, server.macs)
+    kex = would_negotiate(client.default_kex, server.kex)
+    if not (cipher and mac and kex):
+        return None
+    return {"cipher": cipher, "mac": mac, "kex": kex}
+
+
+def defaults_json(client: ClientAlgorithms, server: ServerAlgorithms) -> dict:
+    """The environment's `client_default_algorithms`: the client's default lists (what `^`/`-` config lines
+    change, security/config_lines.py) and what they negotiate with this server (the conclusion's default)."""
+    return {
+        "negotiated": default_algorithms(client, server),
+        "lists": {"cipher": client.default_ciphers, "mac": client.default_macs, "kex": client.default_kex},
+    }
+
+
 def plan_matrix(
     targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings, notices: list[str]
 ) -> list[Combination]:
@@ -215,20 +235,39 @@ def plan_matrix(
                 notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
                 if notice not in notices:
                     notices.append(notice)
-            combos += build_matrix(
-                ciphers,
-                macs,
-                kexes,
-                client.aead_ciphers,
-                compression=s.compressions(),
-                tool=tool.name,
-                direction=s.directions(),
-                sink=sinks,
-                payload=s.payloads(),
-                server=server_name,
-                client=client_name,
-                link=[p.name for p in s.link_profiles()],
-            )
+
+            # The conclusion compares with what a connection with no options gets: measured even when the
+            # selection leaves it out (a reference, like the raw TCP control: --no-baselines drops it).
+            default = default_algorithms(client, target.server_algorithms()) if s.baselines else None
+            algorithm_sets = [(ciphers, macs, kexes)]
+            if default is not None:
+                algorithm_sets.append(([default["cipher"]], [default["mac"]], [default["kex"]]))
+            for set_index, (set_ciphers, set_macs, set_kexes) in enumerate(algorithm_sets):
+                before = len(combos)
+                for combo in build_matrix(
+                    set_ciphers,
+                    set_macs,
+                    set_kexes,
+                    client.aead_ciphers,
+                    compression=s.compressions(),
+                    tool=tool.name,
+                    direction=s.directions(),
+                    sink=sinks,
+                    payload=s.payloads(),
+                    server=server_name,
+                    client=client_name,
+                    link=[p.name for p in s.link_profiles()],
+                ):
+                    if combo not in combos:
+                        combos.append(combo)
+                if set_index == 1 and default is not None and len(combos) > before:
+                    mac = "" if default["mac"] == IMPLICIT_MAC else f" + {default['mac']}"
+                    notice = (
+                        f"{client_name}/{server_name}: also measured the default, {default['cipher']}{mac} "
+                        f"({default['kex']}), to compare with (--no-baselines leaves it out)"
+                    )
+                    if notice not in notices:
+                        notices.append(notice)
     if not combos and errors:
         raise errors[0]
     return combos
