@@ -298,10 +298,10 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     more = max(practical)
     settings = result.settings
     rounds = max(summary.rounds_run(result), 1)
-    elapsed = (result.finished_at or result.started_at) - result.started_at
+    elapsed = max((result.finished_at or result.started_at) - result.started_at, 0.0)
     per_round = elapsed / (rounds + getattr(settings, "warmup", 0))
     if getattr(settings, "adaptive", False):
-        budget = math.ceil((elapsed + more * per_round) / 60)
+        budget = max(math.ceil((elapsed + more * per_round) / 60), 1)
         run = f"`sshbench run` with the same options and --budget {budget}m"
     else:
         run = f"`sshbench run` with the same options and --runs {rounds + more}"
