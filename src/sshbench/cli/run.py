@@ -317,11 +317,11 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with progress:
         result: RunResult = runner.run()
     stored = recorder.finished(result, err)
-    for notice in result.notices:
-        err.print(f"sshbench: {notice}", highlight=False)
     if result.trials or result.environment:
         _check_conclusion(result, err)
         table.print_report(result, out, wide=args.wide, quiet=args.quiet)
+    for notice in result.notices:  # after the report: its first lines are the conclusion
+        err.print(f"sshbench: {notice}", highlight=False)
     if args.json:
         try:
             json_export.write(result, args.json)
