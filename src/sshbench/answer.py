@@ -25,6 +25,7 @@ from sshbench.summary import Summary
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
 PRACTICAL_ROUNDS = 100  # beyond this no budget is advice
+CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
 
 # "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
 LIMITS = {
@@ -88,7 +89,7 @@ class Answer:
     config: list[str] = field(default_factory=list)  # option lines for ~/.ssh/config (Host *)
     config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
     config_note: str | None = None  # nothing to change, the fastest not allowed, no set allowed
-    config_checked: str | None = None  # set by `run` after one real connection with the lines
+    config_checked: str | None = None  # recorded by `run` after one real connection with the lines
     undecided: list[dict] = field(default_factory=list)
     advice: str | None = None  # what to run for a decision
     pair: tuple[str, str] = ("openssh", "openssh")
@@ -197,7 +198,12 @@ def _compute(result: RunResult) -> Answer | None:
     rows = [s for s in rows if summary.implementation_pair(s.combination) == pair]
     best = min(s.rank or 0 for s in rows)
     fastest = [s for s in rows if s.rank == best]
-    answer = Answer(fastest=[Pick.of(s) for s in fastest], tie_margin=summary.tie_margin(result), pair=pair)
+    answer = Answer(
+        fastest=[Pick.of(s) for s in fastest],
+        tie_margin=summary.tie_margin(result),
+        pair=pair,
+        config_checked=result.environment.get(CHECKED_KEY),
+    )
     _default(answer, result, rows, fastest[0])
     slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
     if (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK and (

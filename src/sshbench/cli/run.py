@@ -183,8 +183,9 @@ def _run_epilog() -> str:
 
 def _check_conclusion(result: RunResult, err: Console) -> None:
     """The conclusion's config lines, checked as `recommend` checks its own: one real connection with exactly
-    those lines (to the private sshd, or to HOST with the user's config). Its outcome joins the block and
-    the JSON's `answer.config_checked`; a failure says so there and never loses the run."""
+    those lines (to the private sshd, or to HOST with the user's config). Its outcome is recorded with the
+    run (environment `conclusion_config_checked`) and shown in the block and the JSON's
+    `answer.config_checked`; a failure says so there and never loses the run."""
     from sshbench import answer
     from sshbench.recommend import config as recommend
 
@@ -193,10 +194,11 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         return
     try:
         rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
-        found.config_checked = recommend.verify(rec, result, sshd=result.settings.sshd, ssh=result.settings.ssh)
+        checked = recommend.verify(rec, result, sshd=result.settings.sshd, ssh=result.settings.ssh)
     except SshbenchError as e:
-        found.config_checked = f"NOT checked: {e}"
+        checked = f"NOT checked: {e}"
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
+    result.environment[answer.CHECKED_KEY] = found.config_checked = checked
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
@@ -316,9 +318,16 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     recorder.started(runner.result)
     with progress:
         result: RunResult = runner.run()
+    interrupted: BaseException | None = None
+    try:
+        if result.trials or result.environment:
+            _check_conclusion(result, err)  # before the run is saved: the check is part of its record
+    except BaseException as e:  # Ctrl-C during the check: the run is saved first, then the interrupt goes on
+        interrupted = e
     stored = recorder.finished(result, err)
+    if interrupted is not None:
+        raise interrupted
     if result.trials or result.environment:
-        _check_conclusion(result, err)
         table.print_report(result, out, wide=args.wide, quiet=args.quiet)
     for notice in result.notices:  # after the report: its first lines are the conclusion
         err.print(f"sshbench: {notice}", highlight=False)
