@@ -190,7 +190,7 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
     from sshbench.recommend import config as recommend
 
     found = answer.compute(result)
-    if found is None or not found.config:
+    if found is None or not found.config or result.status != "complete":  # stopped or failed: no new connection
         return
     try:
         rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
