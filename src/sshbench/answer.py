@@ -123,9 +123,10 @@ class Answer:
         if self.bound_by:
             out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)}: {self.bound_by_evidence}")
         if self.config:
-            checked = f"; {self.config_checked}" if self.config_checked else ""
-            out.append(f"  for ~/.ssh/config (Host *; policy {self.policy}{checked}; `sshbench recommend` for others):")
+            out.append(f"  for ~/.ssh/config (Host *; policy {self.policy}; `sshbench recommend` for others):")
             out += [f"    {line}" for line in self.config]
+            if self.config_checked:  # `run`'s connection with exactly these lines
+                out.append(f"  {self.config_checked}")
         if self.config_note:
             out.append(f"  {self.config_note}")
         if self.advice:
