@@ -130,6 +130,15 @@ def test_conclusion_figures_are_the_summaries(terminal) -> None:
         ).stdout
     )
     assert document["answer"]["lines"][0] in terminal["screens"][100]
+    for fmt, headline in (("markdown", f"**{found.lines()[0]}**"), ("html", '<section id="answer">')):
+        text = subprocess.run(
+            [sys.executable, "-m", "sshbench", "report", "latest", "--format", fmt],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=terminal["env"],
+        ).stdout
+        assert headline in text and text.index(headline) < text.index("cipher"), fmt  # at the top
     assert document["answer"]["fastest"][0]["median_mib_s"] == found.fastest[0].median_mib_s
     # bound by: where ssh + sshd held the machine's cores, a CPU verdict (or one checked before it).
     cores = result.environment["cores"]
