@@ -41,7 +41,7 @@ def test_signal_stops_everything_and_keeps_results(signum, code):
         proc.kill()
     assert proc.returncode == code, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert "Throughput" in stdout  # the trials measured so far are reported
+    assert "Fastest here" in stdout  # the trials measured so far are reported
     wait_until(lambda: not pid_alive(sshd_pid), what="sshd to exit")
     assert not any(os.path.exists(p) for p in paths)
     assert not list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json"))
@@ -78,7 +78,7 @@ def test_sshd_dying_mid_run_is_reported_and_results_kept(tmp_path):
         proc.kill()
     assert proc.returncode == 1, stderr
     assert "private sshd killed by signal 9" in stderr and "Traceback" not in stderr
-    assert "Throughput" in stdout
+    assert "Fastest here" in stdout
     doc = json.loads(out.read_text())
     assert doc["status"] == "failed"
     assert sum(1 for t in doc["trials"] if t["valid"] and t["kind"] == "transfer") >= 2

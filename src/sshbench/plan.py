@@ -188,6 +188,26 @@ def select_algorithms(
     return ciphers, macs, kexes
 
 
+def default_algorithms(client: ClientAlgorithms, server: ServerAlgorithms) -> dict[str, str] | None:
+    """What a connection with no options negotiates between this client and this server: the client's first
+    default the server offers, per kind (the MAC `implicit` for an AEAD cipher). None where one is missing."""
+    cipher = would_negotiate(client.default_ciphers, server.ciphers)
+    mac = IMPLICIT_MAC if cipher in client.aead_ciphers else would_negotiate(client.default_macs, server.macs)
+    kex = would_negotiate(client.default_kex, server.kex)
+    if not (cipher and mac and kex):
+        return None
+    return {"cipher": cipher, "mac": mac, "kex": kex}
+
+
+def defaults_json(client: ClientAlgorithms, server: ServerAlgorithms) -> dict:
+    """The environment's `client_default_algorithms`: the client's default lists (what `^`/`-` config lines
+    change, security/config_lines.py) and what they negotiate with this server (the conclusion's default)."""
+    return {
+        "negotiated": default_algorithms(client, server),
+        "lists": {"cipher": client.default_ciphers, "mac": client.default_macs, "kex": client.default_kex},
+    }
+
+
 def plan_matrix(
     targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings, notices: list[str]
 ) -> list[Combination]:
@@ -242,30 +262,49 @@ def plan_matrix(
                         f"{tool.name} cannot be told which cipher, MAC or kex to use: its rows are its own choice "
                         f"('{UNPINNED}'), ranked apart and never with pinned ones",
                     )
-            tool_combos = build_matrix(
-                tool_ciphers,
-                tool_macs,
-                tool_kexes,
-                client.aead_ciphers | {UNPINNED},
-                compression=s.compressions(),
-                tool=tool.name,
-                direction=s.directions(),
-                sink=sinks,
-                payload=s.payloads(),
-                server=server_name,
-                client=tool_client,
-                link=[p.name for p in s.link_profiles()],
-                streams=s.stream_counts(),
+            # The conclusion compares with what a connection with no options gets: measured even when the
+            # selection leaves it out (a reference, like the raw TCP control: --no-baselines drops it).
+            default = (
+                default_algorithms(client, target.server_algorithms())
+                if s.baselines and tool_client == client_name
+                else None
             )
-            # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
-            kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
-            if len(kept) < len(tool_combos):
-                _notice_once(
-                    notices,
-                    f"{tool.name} splits a file over several connections only when downloading: "
-                    "its -P N uploads are left out",
+            algorithm_sets = [(tool_ciphers, tool_macs, tool_kexes)]
+            if default is not None:
+                algorithm_sets.append(([default["cipher"]], [default["mac"]], [default["kex"]]))
+            for set_index, (set_ciphers, set_macs, set_kexes) in enumerate(algorithm_sets):
+                before = len(combos)
+                tool_combos = build_matrix(
+                    set_ciphers,
+                    set_macs,
+                    set_kexes,
+                    client.aead_ciphers | {UNPINNED},
+                    compression=s.compressions(),
+                    tool=tool.name,
+                    direction=s.directions(),
+                    sink=sinks,
+                    payload=s.payloads(),
+                    server=server_name,
+                    client=tool_client,
+                    link=[p.name for p in s.link_profiles()],
+                    streams=s.stream_counts(),
                 )
-            combos += kept
+                # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
+                kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
+                if len(kept) < len(tool_combos):
+                    _notice_once(
+                        notices,
+                        f"{tool.name} splits a file over several connections only when downloading: "
+                        "its -P N uploads are left out",
+                    )
+                combos.extend(c for c in kept if c not in combos)
+                if set_index == 1 and default is not None and len(combos) > before:
+                    mac = "" if default["mac"] == IMPLICIT_MAC else f" + {default['mac']}"
+                    _notice_once(
+                        notices,
+                        f"{client_name}/{server_name}: also measured the default, {default['cipher']}{mac} "
+                        f"({default['kex']}), to compare with (--no-baselines leaves it out)",
+                    )
     if not combos and errors:
         raise errors[0]
     if any(c.streams > 1 for c in combos):

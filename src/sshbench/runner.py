@@ -27,7 +27,14 @@ from sshbench.payload import (
     needs_bigger_probe,
     size_for_rate,
 )
-from sshbench.plan import ScheduledTrial, handshake_combinations, measured_round, plan_matrix, schedule
+from sshbench.plan import (
+    ScheduledTrial,
+    defaults_json,
+    handshake_combinations,
+    measured_round,
+    plan_matrix,
+    schedule,
+)
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.streams import stream_share
@@ -145,6 +152,7 @@ class Runner:
             "server_ssh_version": target.server_version,
             "server_strict_kex": server.strict_kex,
             "client_strict_kex": client.strict_kex,
+            "client_default_algorithms": defaults_json(client, server),  # the conclusion's "your ssh's default"
             "target": label,
             **(
                 {

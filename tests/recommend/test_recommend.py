@@ -88,15 +88,24 @@ def test_recommended_client_config_connects_and_respects_policy(measured, policy
     assert "3des-cbc" not in settings["Ciphers"]
     minimum = recommend.POLICIES[policy]
     for option, kind in POLICY_KIND.items():
-        for name in settings.get(option, "").split(",") if option in settings else []:
-            assert algorithm_verdict(kind, name, strict_kex=True).level >= minimum[kind], (option, name)
-    assert settings["Ciphers"].split(",")[0] in ("aes128-gcm@openssh.com", "aes128-ctr")
+        value = settings.get(option, "")
+        # Under Host *: `^a,b` puts a, b first and keeps the defaults; `-x,y` removes what the policy refuses.
+        names = value[1:].split(",") if value[:1] in "^-" and value else value.split(",") if value else []
+        for name in names:
+            level = algorithm_verdict(kind, name, strict_kex=True).level
+            assert (level < minimum[kind]) if value.startswith("-") else (level >= minimum[kind]), (option, name)
+    assert settings["Ciphers"].lstrip("^").split(",")[0] in ("aes128-gcm@openssh.com", "aes128-ctr")
     assert settings["Compression"] == "no"
     assert "# checked: connected to private sshd" in snippet
     assert re.search(r"aes128-gcm@openssh.com \d+ MiB/s", snippet)  # measured figures in the comments
     if policy == "modern":
-        assert settings["Ciphers"] == "aes128-gcm@openssh.com"
+        # The defaults with the fastest first and without the CTR ciphers (below modern), spelt out: one
+        # option line carries one prefix.
+        assert settings["Ciphers"].split(",")[0] == "aes128-gcm@openssh.com"
+        assert "aes128-ctr" not in settings["Ciphers"] and "chacha20-poly1305@openssh.com" in settings["Ciphers"]
         assert "aes128-ctr" in done.stderr and "3des-cbc" in done.stderr  # the rationale table
+    # Never a lone KexAlgorithms list under Host *: a server without that kex would refuse the connection.
+    assert not re.fullmatch(r"[^^-][^,]*", settings.get("KexAlgorithms", "-"))
     # Independently of sshbench's own check: the pasted block works with a fresh private sshd.
     config = tmp_path / "ssh_config"
     config.write_text(snippet)
@@ -117,7 +126,7 @@ def test_recommended_client_config_connects_and_respects_policy(measured, policy
         cleanup.close()
     assert ok.returncode == 0, ok.stderr[-1500:]
     cipher = re.search(r"kex: client->server cipher: (\S+)", ok.stderr).group(1)
-    assert cipher in settings["Ciphers"].split(",")
+    assert cipher == settings["Ciphers"].lstrip("^").split(",")[0]  # the fastest allowed, first
 
 
 def test_recommended_server_lines_pass_sshd_t(measured, tmp_path):

@@ -101,7 +101,7 @@ def test_markdown_has_the_environment_header_and_the_medians(stored):
 
 
 def test_terminal_table_has_the_medians(stored):
-    text = _report(stored).stdout
+    text = _report(stored, "--wide").stdout
     header_line = next(line for line in text.splitlines() if "┃" in line and "MiB/s" in line)
     header = [c.strip() for c in header_line.strip("┃").split("┃")]
     found = {}

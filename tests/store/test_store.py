@@ -177,7 +177,7 @@ def test_kill_9_keeps_trials_and_resume_completes_the_run():
     listed = run_cli("runs")
     assert listed.returncode == 0 and f"{run.id}" in listed.stdout and "interrupted" in listed.stdout
 
-    resumed = run_cli("run", "--resume", str(run.id), "-v")
+    resumed = run_cli("run", "--resume", str(run.id), "-v", "--wide")  # output options are allowed
     assert resumed.returncode == 0, resumed.stderr
     total = planned - len(killed.trials)  # only the missing trials are measured
     assert f"trial {total}/{total}" in resumed.stderr and f"trial {total + 1}/" not in resumed.stderr

@@ -125,5 +125,5 @@ def test_unwritable_json_path_is_refused_before_the_run():
         "/nonexistent-dir/r.json",
     )
     _one_line_error(done, 1, "cannot write /nonexistent-dir/r.json")
-    assert "Throughput" not in done.stdout  # checked before anything was measured
+    assert "MiB/s" not in done.stdout  # checked before anything was measured
     assert "saved in" not in done.stderr  # and nothing stored

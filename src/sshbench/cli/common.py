@@ -100,3 +100,9 @@ def check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if args.command in READ_ONLY_COMMANDS and db is not None and not Path(db).is_file():
         what = "is a directory" if Path(db).is_dir() else "does not exist"
         raise UsageError(f"--db {db} {what}; `sshbench runs --db PATH` needs an existing results database")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """`--wide` and `-q` of `run` and `report`: every column, or the conclusion block only."""
+    parser.add_argument("--wide", action="store_true", help="the table with every column (default: what fits)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the conclusion block")

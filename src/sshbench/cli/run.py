@@ -15,7 +15,7 @@ from rich.progress import (
 )
 
 from sshbench.cli import presets
-from sshbench.cli.common import add_db_option, check_writable
+from sshbench.cli.common import add_db_option, add_output_options, check_writable
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
@@ -140,6 +140,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)"
     )
     run.add_argument("-v", "--verbose", action="store_true", help="a line per trial")
+    add_output_options(run)
     run.add_argument(
         "--no-aesni",
         action="store_true",
@@ -195,6 +196,26 @@ def _run_epilog() -> str:
         "  2    bad input (an option, a name, a path), refused before anything is measured or stored\n"
         "  129  SIGHUP, 130 Ctrl-C (SIGINT), 143 SIGTERM: stopped, cleaned up, trials kept\n"
     )
+
+
+def _check_conclusion(result: RunResult, err: Console) -> None:
+    """The conclusion's config lines, checked as `recommend` checks its own: one real connection with exactly
+    those lines (to the private sshd, or to HOST with the user's config). Its outcome is recorded with the
+    run (environment `conclusion_config_checked`) and shown in the block and the JSON's
+    `answer.config_checked`; a failure says so there and never loses the run."""
+    from sshbench import answer
+    from sshbench.recommend import config as recommend
+
+    found = answer.compute(result)
+    if found is None or not found.config or result.status != "complete":  # stopped or failed: no new connection
+        return
+    try:
+        rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
+        checked = recommend.verify(rec, result, sshd=result.settings.sshd, ssh=result.settings.ssh)
+    except SshbenchError as e:
+        checked = f"NOT checked: {e}"
+        err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
+    result.environment[answer.CHECKED_KEY] = found.config_checked = checked
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
@@ -316,11 +337,19 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     recorder.started(runner.result)
     with progress:
         result: RunResult = runner.run()
+    interrupted: BaseException | None = None
+    try:
+        if result.trials or result.environment:
+            _check_conclusion(result, err)  # before the run is saved: the check is part of its record
+    except BaseException as e:  # Ctrl-C during the check: the run is saved first, then the interrupt goes on
+        interrupted = e
     stored = recorder.finished(result, err)
-    for notice in result.notices:
-        err.print(f"sshbench: {notice}", highlight=False)
+    if interrupted is not None:
+        raise interrupted
     if result.trials or result.environment:
-        table.print_report(result, out)
+        table.print_report(result, out, wide=args.wide, quiet=args.quiet)
+    for notice in result.notices:  # after the report: its first lines are the conclusion
+        err.print(f"sshbench: {notice}", highlight=False)
     if args.json:
         try:
             json_export.write(result, args.json)

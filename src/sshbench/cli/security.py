@@ -45,6 +45,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         metavar="PATTERN",
         help="the Host pattern of the client block (default: the run's host, or * for the private sshd)",
     )
+    rec.add_argument(
+        "--full-list",
+        action="store_true",
+        help="full replacement lists (only what was measured) instead of `^`/`-` lines that keep your ssh's other "
+        "defaults (the default under a shared Host pattern such as *)",
+    )
     rec.add_argument("--from-json", metavar="FILE", help="read the run from a `run --json` or `export` file instead")
     rec.add_argument(
         "--fleet", metavar="FLEET", help="one config for every host of a fleet run (number or 'latest'): see fleet"
@@ -84,7 +90,7 @@ def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.for_ not in ("client", "server"):
         raise UsageError(f"--for must be client or server (got {args.for_!r})")
     result, label = recommend.load_run(args.run, args.from_json, args.db)
-    rec = recommend.build(result, args.policy, args.for_, args.host, run_label=label)
+    rec = recommend.build(result, args.policy, args.for_, args.host, run_label=label, full_list=args.full_list)
     checked = recommend.verify(rec, result, sshd=args.sshd)
     out.file.write(rec.render() + f"# {checked}\n")
     out.file.flush()

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
+from sshbench.cli.common import add_db_option, add_output_options, check_writable, check_writable_dir, write_output
 from sshbench.errors import RunError, UsageError
 from sshbench.report import formats
 from sshbench.store import open_store, read_document
@@ -29,6 +29,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--format", choices=list(formats.FORMATS), default="table")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     report.add_argument("--charts", metavar="DIR", help="also write the charts as SVG and PNG into DIR")
+    add_output_options(report)
     add_db_option(report)
 
     compare = sub.add_parser("compare", help="the same combinations side by side across stored runs")
@@ -113,7 +114,9 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.format == "table" and args.output is None:
         from sshbench.report import table
 
-        table.print_report(result, out)
+        table.print_report(result, out, wide=args.wide, quiet=args.quiet)
+    elif args.format == "table":
+        write_output(formats.table_text(result, wide=args.wide, quiet=args.quiet), args.output, out)
     else:
         write_output(formats.render(result, args.format), args.output, out)
     if args.output:

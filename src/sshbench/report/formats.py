@@ -24,10 +24,15 @@ class ReportFormat:
     render: Callable[[RunResult], str]
 
 
-def _table_text(result: RunResult) -> str:
+def table_text(result: RunResult, wide: bool = False, quiet: bool = False) -> str:
     buffer = io.StringIO()
-    table.print_report(result, Console(file=buffer, width=TABLE_WIDTH, highlight=False, force_terminal=False))
+    console = Console(file=buffer, width=TABLE_WIDTH, highlight=False, force_terminal=False)
+    table.print_report(result, console, wide=wide, quiet=quiet)
     return buffer.getvalue()
+
+
+def _table_text(result: RunResult) -> str:
+    return table_text(result)
 
 
 def _json_text(result: RunResult) -> str:

@@ -85,7 +85,9 @@ def render(result: RunResult) -> str:
     when = datetime.datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
     run = f"run {result.run_id}" if result.run_id is not None else "run"
     title = f"sshbench {run} on {result.environment.get('hostname') or '?'}, {when}"
-    parts = [f"<h1>{escape(title)}</h1>", "<h2>Environment</h2>", _env_table(result)]
+    from sshbench.report import conclusion
+
+    parts = [f"<h1>{escape(title)}</h1>", conclusion.html(result), "<h2>Environment</h2>", _env_table(result)]
 
     parts.append("<h2>Results, fastest first</h2>")
     if doc["summaries"]:

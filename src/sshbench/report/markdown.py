@@ -27,7 +27,9 @@ def render(result: RunResult) -> str:
     doc = to_document(result)
     when = datetime.datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
     run = f"run {result.run_id}" if result.run_id is not None else "run"
-    lines = [f"## sshbench {run}, {when}", ""]
+    from sshbench.report import conclusion
+
+    lines = [f"## sshbench {run}, {when}", "", *conclusion.markdown(result)]
     lines += _table(["", ""], [[k, v] for k, v in ranked.environment_rows(result)], [False, False])
     lines.append("")
     summaries = doc["summaries"]

@@ -311,12 +311,25 @@ def warnings(result: RunResult) -> list[str]:
     return out
 
 
-def print_report(result: RunResult, console: Console) -> None:
-    console.print(environment_header(result))
-    console.print()
+def print_report(result: RunResult, console: Console, wide: bool = False, quiet: bool = False) -> None:
+    """The conclusion block first (report/conclusion.py), then the table that fits the console (every column
+    with `wide`), the notes, the environment and the baselines. `quiet`: the conclusion block only."""
+    from sshbench.report import compact, conclusion
+
+    concluded = conclusion.print_block(result, console)
+    if quiet:
+        return
+    if concluded:
+        console.print()
+    if wide:
+        console.print(environment_header(result))
+        console.print()
     if summary.summaries(result):
-        console.print(results_table(result))
-        for line in decision_lines(result):
+        if wide:
+            console.print(results_table(result))
+        else:
+            console.print(compact.results_table(result, console.width))
+        for line in [*decision_lines(result), *([] if wide else compact.legend(result))]:
             console.print(line, markup=False, highlight=False)
         for note in security_hooks.report_notes(summary.summaries(result), result.environment):
             console.print(f"security: {note}", markup=False, highlight=False)
@@ -331,6 +344,9 @@ def print_report(result: RunResult, console: Console) -> None:
         for sweep in baseline_analysis.stream_sweeps(result):  # -P 1,2,...: how many streams are enough
             if line := sweep.conclusion():
                 console.print(f"streams: {line}", markup=False, highlight=False)
+    if not wide:
+        console.print()
+        console.print(environment_header(result))
     baselines = baseline_report.baselines_table(result)
     if baselines is not None:
         console.print(baselines)

@@ -13,7 +13,7 @@ import typing
 from dataclasses import asdict
 from pathlib import Path
 
-from sshbench import __version__, summary
+from sshbench import __version__, answer, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
@@ -26,6 +26,7 @@ SCHEMA_VERSION = 1  # of the JSON document (the SQLite schema has its own)
 
 def to_document(result: RunResult) -> dict:
     comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
+    conclusion = answer.compute(result)  # the conclusion block (sshbench/answer.py)
     return {
         "schema_version": SCHEMA_VERSION,
         "sshbench_version": __version__,
@@ -36,6 +37,7 @@ def to_document(result: RunResult) -> dict:
         "settings": result.settings_json(),
         "environment": result.environment,
         "target": result.target,
+        "answer": None if conclusion is None else conclusion.to_json(),
         "summaries": [
             {
                 **s.to_json(),

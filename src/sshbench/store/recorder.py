@@ -14,7 +14,7 @@ from sshbench.store import resume
 from sshbench.store.sqlite import Store, open_store
 
 # `run` options that are not measurement settings (allowed with --resume).
-_NOT_SETTINGS = {"command", "handler", "verbose", "json", "db", "resume", "preset", "seeds", "argv"}
+_NOT_SETTINGS = {"command", "handler", "verbose", "json", "db", "resume", "preset", "seeds", "argv", "wide", "quiet"}
 
 
 class RunRecorder:

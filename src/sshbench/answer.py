@@ -1,0 +1,319 @@
+"""The run's answer, printed first (issue 13): the fastest combination (with its ties), what a connection with
+no options gets here ("your ssh's default") and how much longer it takes, what limited the fastest, the
+config lines that apply it, and, when the run could not decide, what to run to decide.
+
+Pure: every figure is read from the run's summaries (summary.py), the bottleneck verdicts
+(baselines/analysis.py) and the policy machinery `sshbench recommend` uses (security/policy.py), so the
+answer, the table and the JSON always agree. `compute()` gives an `Answer`; `Answer.lines()` the plain text
+block (terminal, Markdown, HTML and the JSON's `answer.lines` print it); `Answer.to_json()` the JSON's
+`answer` object (docs/results-json.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sshbench import statistics as stats
+from sshbench import summary
+from sshbench.baselines import analysis as baseline_analysis
+from sshbench.errors import SshbenchError
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult
+from sshbench.security import policy as policies
+from sshbench.summary import Summary
+
+POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
+SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
+PRACTICAL_ROUNDS = 100  # beyond this no budget is advice
+CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
+
+# "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
+LIMITS = {
+    "network": "the network path (ssh is about as fast as plain TCP here)",
+    "disk": "the disk",
+    "window": "the SSH channel window over this round-trip time",
+    "crypto": "the cipher itself",
+    "shared-cpu": "CPU - ssh and sshd share this machine's cores",
+    "client-cpu": "CPU - the ssh client's core",
+    "server-cpu": "CPU - the sshd session's core",
+    "ssh-overhead": "ssh itself (no resource measured here was full)",
+}
+
+
+@dataclass
+class Pick:
+    """One combination the answer names, with its figures from the summaries."""
+
+    cipher: str
+    mac: str
+    kex: str
+    median_mib_s: float | None
+    ci95_mib_s: list[float] | None
+    rank_label: str | None
+    relative_to_fastest: float | None
+    relative_to_fastest_ci95: list[float] | None
+
+    @classmethod
+    def of(cls, s: Summary) -> Pick:
+        c = s.combination
+        return cls(
+            c.cipher,
+            c.mac,
+            c.kex,
+            s.median_mib_s,
+            s.ci95_mib_s,
+            s.rank_label,
+            s.relative_to_fastest,
+            s.relative_to_fastest_ci95,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.cipher if self.mac == IMPLICIT_MAC else f"{self.cipher} + {self.mac}"
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Answer:
+    fastest: list[Pick]
+    tie_margin: float
+    default: Pick | None = None  # None: not measured (--no-baselines, or the defaults unknown)
+    default_note: str | None = None  # why there is no default figure
+    slowest: Pick | None = None  # named when it takes SLOW_REMARK times as long or more
+    bound_by: str | None = None
+    bound_by_evidence: str | None = None
+    bound_by_explanation: str | None = None
+    policy: str = POLICY
+    config: list[str] = field(default_factory=list)  # option lines for ~/.ssh/config (Host *)
+    config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
+    config_note: str | None = None  # nothing to change, the fastest not allowed, no set allowed
+    config_checked: str | None = None  # recorded by `run` after one real connection with the lines
+    undecided: list[dict] = field(default_factory=list)
+    advice: str | None = None  # what to run for a decision
+    pair: tuple[str, str] = ("openssh", "openssh")
+
+    @property
+    def default_is_fastest(self) -> bool:
+        return self.default is not None and any(
+            (p.cipher, p.mac, p.kex) == (self.default.cipher, self.default.mac, self.default.kex) for p in self.fastest
+        )
+
+    def headline(self) -> str:
+        names = " = ".join(p.name for p in self.fastest) or "-"
+        if len(self.fastest) > 1:
+            names += f" (tied within {self.tie_margin:.0%})"
+        top = self.fastest[0] if self.fastest else None
+        rate = ""
+        if top is not None and top.median_mib_s:
+            rate = f", {_rate(top.median_mib_s)} MiB/s"
+            if top.ci95_mib_s:
+                half = (top.ci95_mib_s[1] - top.ci95_mib_s[0]) / 2 / top.median_mib_s
+                rate += f" ±{half:.0%}"
+        where = "" if self.pair == ("openssh", "openssh") else f" ({self.pair[0]} client, {self.pair[1]} server)"
+        return f"Fastest here{where}: {names}{rate}"
+
+    def lines(self) -> list[str]:
+        """The conclusion block as plain text, a few lines, most important first."""
+        out = [self.headline()]
+        default = self._default_line()
+        if default:
+            out.append("  " + default)
+        if self.bound_by:
+            out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)}: {self.bound_by_evidence}")
+        if self.config:
+            out.append(f"  for ~/.ssh/config (Host *; policy {self.policy}; `sshbench recommend` for others):")
+            out += [f"    {line}" for line in self.config]
+            if self.config_checked:  # `run`'s connection with exactly these lines
+                out.append(f"  {self.config_checked}")
+        if self.config_note:
+            out.append(f"  {self.config_note}")
+        if self.advice:
+            out.append(f"  {self.advice}")
+        return out
+
+    def _default_line(self) -> str | None:
+        if self.default is None:
+            return self.default_note
+        d = self.default
+        kex = "" if not self.fastest or d.kex == self.fastest[0].kex else f", kex {d.kex}"
+        what = f"your ssh's default ({d.name}{kex})"
+        if self.default_is_fastest:
+            line = f"{what} is the fastest: configuring buys nothing here"
+        elif d.relative_to_fastest is not None:
+            ci = d.relative_to_fastest_ci95
+            interval = f" ({_factor(ci[0])}-{_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
+            line = f"{what} takes {_factor(d.relative_to_fastest)}x{interval} as long"
+        else:
+            line = f"{what}: no valid trial"
+        if self.slowest is not None and self.slowest.relative_to_fastest:
+            line += f"; {self.slowest.name} {_factor(self.slowest.relative_to_fastest)}x"
+        return line
+
+    def to_json(self) -> dict:
+        return {
+            "fastest": [p.to_json() for p in self.fastest],
+            "tied": len(self.fastest) > 1,
+            "tie_margin": self.tie_margin,
+            "default": None
+            if self.default is None
+            else {**self.default.to_json(), "is_fastest": self.default_is_fastest},
+            "default_note": self.default_note,
+            "slowest": None if self.slowest is None else self.slowest.to_json(),
+            "bound_by": None
+            if self.bound_by is None
+            else {
+                "verdict": self.bound_by,
+                "evidence": self.bound_by_evidence,
+                "explanation": self.bound_by_explanation,
+            },
+            "config": "\n".join(self.config) if self.config else None,
+            "config_note": self.config_note,
+            "config_checked": self.config_checked,
+            "policy": self.policy,
+            "undecided": self.undecided,
+            "advice": self.advice,
+            "lines": self.lines(),
+        }
+
+
+def _rate(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def _factor(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def compute(result: RunResult) -> Answer | None:
+    """The answer for the run's first client/server pair (OpenSSH's own first); None without a valid row."""
+    return summary.cached(result, "answer", lambda: _compute(result))
+
+
+def _compute(result: RunResult) -> Answer | None:
+    rows = [s for s in summary.summaries(result) if s.median_mib_s is not None and s.rank is not None]
+    if not rows:
+        return None
+    pair = summary.implementation_pair(rows[0].combination)  # summaries put OpenSSH's own pair first
+    rows = [s for s in rows if summary.implementation_pair(s.combination) == pair]
+    best = min(s.rank or 0 for s in rows)
+    fastest = [s for s in rows if s.rank == best]
+    answer = Answer(
+        fastest=[Pick.of(s) for s in fastest],
+        tie_margin=summary.tie_margin(result),
+        pair=pair,
+        config_checked=result.environment.get(CHECKED_KEY),
+    )
+    _default(answer, result, rows, fastest[0])
+    slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
+    if (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK and (
+        answer.default is None or slowest.combination.cipher != answer.default.cipher
+    ):
+        answer.slowest = Pick.of(slowest)
+    verdict = baseline_analysis.compare(result).get(fastest[0].combination)
+    if verdict is not None and verdict.verdict is not None:
+        answer.bound_by = verdict.verdict.bound_by
+        answer.bound_by_evidence = verdict.verdict.evidence
+        answer.bound_by_explanation = verdict.verdict.explanation
+    _config(answer, result, fastest[0])
+    _undecided(answer, result, pair)
+    return answer
+
+
+def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
+    """The row a connection with no options would be: its algorithms as recorded at discovery, with the
+    fastest row's other settings (tool, direction, link, ...) where several were swept."""
+    recorded = (result.environment.get(policies.DEFAULTS_KEY) or {}).get("negotiated")
+    if answer.pair != ("openssh", "openssh") or not isinstance(recorded, dict):
+        answer.default_note = (
+            "your ssh's default: not recorded (a run stored by an older sshbench)"
+            if answer.pair == ("openssh", "openssh")
+            else None
+        )
+        return
+    wanted = (recorded.get("cipher"), recorded.get("mac"), recorded.get("kex"))
+
+    def algorithms(c: Combination) -> tuple[str, str, str]:
+        return (c.cipher, c.mac, c.kex)
+
+    matches = [s for s in rows if algorithms(s.combination) == wanted]
+    same_setup = [s for s in matches if s.combination.shape[1:] == top.combination.shape[1:]]
+    if not matches:
+        mac = "" if wanted[1] == IMPLICIT_MAC else f" + {wanted[1]}"
+        answer.default_note = (
+            f"your ssh's default ({wanted[0]}{mac}) was not measured in this run (--no-baselines leaves it out)"
+        )
+        return
+    answer.default = Pick.of((same_setup or matches)[0])
+
+
+def _config(answer: Answer, result: RunResult, top: Summary) -> None:
+    """The policy's option lines for a client's `Host *` (prefixes that keep the other defaults)."""
+    try:
+        rec = policies.build(result, POLICY, "client", host_pattern="*")
+    except SshbenchError as err:
+        answer.config_note = f"no config lines: {err}"
+        return
+    lines = rec.option_lines()
+    answer.config = [line.text for line in lines]
+    answer.config_comments = [line.comment() for line in lines]
+    allowed = {c.name for c in rec.ciphers}
+    mac_ok = top.combination.mac == IMPLICIT_MAC or top.combination.mac in {m.name for m in rec.macs}
+    if top.combination.cipher not in allowed or not mac_ok:
+        left = next((x for x in rec.left_out if x.name in (top.combination.cipher, top.combination.mac)), None)
+        why = f" ({left.verdict}: {left.why})" if left else ""
+        answer.config_note = (
+            f"the fastest, {Pick.of(top).name}, is not allowed by policy {POLICY}{why}; "
+            "`sshbench recommend --policy trusted-lan` shows what would include it"
+        )
+    elif not lines:
+        answer.config_note = "nothing to paste: your ssh's defaults already offer the fastest first"
+
+
+def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None:
+    """The neighbours the run could not order, and one piece of advice: how many more rounds, as a budget."""
+    margin = summary.tie_margin(result)
+    needed: list[int | None] = []
+    for p in summary.undecided(result):
+        if summary.implementation_pair(p.faster) != pair:
+            continue
+        more = stats.pairs_to_decide(p.estimate, margin)
+        needed.append(more)
+        answer.undecided.append(
+            {
+                "faster": p.faster.label,
+                "slower": p.slower.label,
+                "ratio": p.estimate.ratio,
+                "ci95": [p.estimate.low, p.estimate.high],
+                "rounds_to_decide": more,
+            }
+        )
+    if not answer.undecided:
+        return
+    first = answer.undecided[0]
+    pairs = f"{_short(first['faster'])} vs {_short(first['slower'])}" + (
+        f" and {len(answer.undecided) - 1} more pair(s)" if len(answer.undecided) > 1 else ""
+    )
+    practical = [n for n in needed if n is not None and n <= PRACTICAL_ROUNDS]
+    if not practical:
+        answer.advice = (
+            f"undecided: {pairs}; their ratios sit at the ±{margin:.0%} tie margin: a wider --tie would call "
+            "them tied, no practical number of rounds orders them"
+        )
+        return
+    more = max(practical)
+    settings = result.settings
+    rounds = max(summary.rounds_run(result), 1)
+    elapsed = max((result.finished_at or result.started_at) - result.started_at, 0.0)
+    per_round = elapsed / (rounds + getattr(settings, "warmup", 0))
+    if getattr(settings, "adaptive", False):
+        budget = max(math.ceil((elapsed + more * per_round) / 60), 1)
+        run = f"`sshbench run` with the same options and --budget {budget}m"
+    else:
+        run = f"`sshbench run` with the same options and --runs {rounds + more}"
+    answer.advice = f"undecided: {pairs}; about {more} more rounds would decide: {run}"
+
+
+def _short(label: str) -> str:
+    return label.replace("@openssh.com", "")

@@ -1,0 +1,103 @@
+"""The conclusion block (sshbench/answer.py) on constructed runs: ties share the headline, the default's
+ratio and CI are the summaries' own, the undecided line says what to run, and the lines keep the defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from sshbench import answer, summary
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
+from sshbench.settings import RunSettings
+from sshbench.units import MIB
+
+GCM128, GCM256, CHACHA = "aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"
+KEX = "sntrup761x25519-sha512@openssh.com"
+DEFAULT_LISTS = {
+    "cipher": [CHACHA, "aes128-ctr", "aes192-ctr", "aes256-ctr", GCM128, GCM256],
+    "mac": ["umac-64-etm@openssh.com", "hmac-sha2-256-etm@openssh.com", "hmac-sha1"],
+    "kex": [KEX, "curve25519-sha256"],
+}
+
+
+def _run(rates: dict[str, list[float]], default: bool = True, runs: int | None = None) -> RunResult:
+    """Valid AEAD transfers at the given MiB/s per round; every round measures every cipher."""
+    trials = []
+    for cipher, per_round in rates.items():
+        combo = Combination(cipher=cipher, mac=IMPLICIT_MAC, kex=KEX)
+        trials += [
+            Trial(
+                combination=combo,
+                kind="transfer",
+                repetition=rep,
+                warmup=False,
+                payload_bytes=64 * MIB,
+                started_at=float(rep),
+                valid=True,
+                data_s=64 / rate,
+            )
+            for rep, rate in enumerate(per_round)
+        ]
+    environment = {
+        "client_strict_kex": True,
+        "server_strict_kex": True,
+        "client_ssh_version": "OpenSSH_9.2p1 Debian-2+deb12u10",
+        "cores": 2,
+    }
+    if default:
+        environment["client_default_algorithms"] = {
+            "negotiated": {"cipher": CHACHA, "mac": IMPLICIT_MAC, "kex": KEX},
+            "lists": DEFAULT_LISTS,
+        }
+    settings = RunSettings(runs=runs or len(next(iter(rates.values()))), adaptive=runs is None)
+    return RunResult(
+        settings=settings, environment=environment, trials=trials, status="complete", started_at=0.0, finished_at=60.0
+    )
+
+
+def test_tied_fastest_share_the_headline_and_the_default_ratio_is_the_summaries() -> None:
+    result = _run(
+        {
+            GCM128: [640, 600, 660, 630, 650, 620],
+            GCM256: [638, 602, 655, 633, 648, 622],
+            CHACHA: [380, 350, 390, 372, 385, 366],
+        }
+    )
+    found = answer.compute(result)
+    assert found is not None
+    rows = {s.combination.cipher: s for s in summary.summaries(result)}
+    assert {p.cipher for p in found.fastest} == {GCM128, GCM256} and rows[GCM128].rank_label == "=1"
+    assert found.default is not None and found.default.cipher == CHACHA
+    assert found.default.relative_to_fastest == rows[CHACHA].relative_to_fastest
+    assert found.default.relative_to_fastest_ci95 == rows[CHACHA].relative_to_fastest_ci95
+    lines = found.lines()
+    assert lines[0].startswith(f"Fastest here: {found.fastest[0].name} = {found.fastest[1].name} (tied within 3%)")
+    ratio = rows[CHACHA].relative_to_fastest or 0.0
+    assert f"your ssh's default ({CHACHA}) takes {ratio:.2f}x" in lines[1]
+    # The lines keep every default after the fastest (no lock-out), and drop only what the policy refuses.
+    assert any(line.startswith(f"    Ciphers ^{p.cipher}") for p in found.fastest for line in lines)
+    assert "    MACs -hmac-sha1" in lines
+    assert not any(line.strip().startswith("KexAlgorithms") for line in lines)  # the default kex is first already
+    doc = found.to_json()
+    assert doc["tied"] and doc["default"]["is_fastest"] is False and doc["policy"] == "compatible"
+    assert doc["config"].splitlines() == found.config and doc["undecided"] == [] and doc["advice"] is None
+
+
+def test_default_fastest_says_configuring_buys_nothing_and_missing_default_says_why() -> None:
+    fast_default = answer.compute(_run({CHACHA: [700, 710, 690], GCM128: [300, 310, 305]}))
+    assert fast_default is not None and fast_default.default_is_fastest
+    assert "is the fastest: configuring buys nothing here" in fast_default.lines()[1]
+    unmeasured = answer.compute(_run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]}))
+    assert unmeasured is not None and unmeasured.default is None
+    assert "was not measured in this run" in unmeasured.lines()[1]
+    older = answer.compute(_run({GCM128: [700, 710, 690]}, default=False))
+    assert older is not None and "not recorded" in (older.default_note or "")
+
+
+@pytest.mark.parametrize("runs", [None, 3])
+def test_undecided_says_what_to_run(runs: int | None) -> None:
+    result = _run({GCM128: [700, 450, 760], GCM256: [560, 600, 400], CHACHA: [100, 105, 98]}, runs=runs)
+    found = answer.compute(result)
+    assert found is not None and found.undecided and found.advice is not None
+    assert found.advice.startswith("undecided: aes")
+    assert ("--budget 12m" in found.advice) if runs is None else ("--runs 44" in found.advice)  # 41 rounds of 15 s
+    assert found.lines()[-1] == f"  {found.advice}"
