@@ -44,7 +44,11 @@ def test_small_run_carries_cis_ranks_and_orders_3des_behind_gcm(tmp_path):
         low, high = s["ci95_mib_s"]
         assert low <= s["median_mib_s"] <= high
         assert s["ci_coverage"] == pytest.approx(0.75)  # 3 trials: the min-max range
-    assert second["rank"] > first["rank"] and second["relative_to_fastest_ci95"][0] > 1.0
+    assert second["rank"] > first["rank"] and second["relative_to_fastest"] > 3.0
+    # paired by round: the interval holds its estimate (with 3 rounds one hiccup of a ~40 ms GCM data
+    # phase can widen it below 1 on a busy machine, so its low end is not asserted)
+    low, high = second["relative_to_fastest_ci95"]
+    assert low <= second["relative_to_fastest"] <= high
     stats = doc["stats"]
     assert stats["seed"] == 7 == doc["settings"]["seed"] and stats["tie_margin"] == 0.03
     assert stats["rounds_run"] == 3 and stats["runs"] == 3 and isinstance(stats["undecided_pairs"], list)
