@@ -80,7 +80,7 @@ class Runner:
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
-        # that `sshbench run` with the default 60 s budget ends about a minute after it was started.
+        # that `sshbench run` with the default budget ends about a minute after it was started.
         self._started = time.monotonic()
         removed = clean_leftovers() + cpu_quota.sweep_stale()  # quota groups: below leftovers' layer
         if removed:

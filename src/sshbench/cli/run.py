@@ -60,8 +60,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--budget",
-        default="60s",
-        help="--runs auto: the whole run's time (set-up and calibration included) within which rounds are added, e.g. 90s, 5m (default 60s)",
+        default="55s",
+        help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
+        "e.g. 90s, 5m (default 55s: the whole command ends about a minute after it started)",
     )
     run.add_argument(
         "--tie",
