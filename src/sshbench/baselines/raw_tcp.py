@@ -86,7 +86,7 @@ class TcpSink:
         """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
         argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
         if self.connections > 1:
-            argv.append(str(self.connections))
+            argv += ["listen", str(self.connections)]
         if self.netns is not None:
             argv = ["ip", "netns", "exec", self.netns, *argv]
         self.process = subprocess.Popen(

@@ -165,9 +165,6 @@ def main(argv: list[str]) -> int:
     host = argv[2] if len(argv) > 2 else "127.0.0.1"
     port = int(argv[3]) if len(argv) > 3 else 0
     mode = argv[4] if len(argv) > 4 else "listen"
-    connections = 1
-    if mode.isdigit():  # `-P N` (raw_tcp_streams): listen for N connections
-        connections, mode = int(mode), "listen"
     if mode == "connect":
         report = connect_and_receive(timeout_s, host, port)
     elif mode == "send":
@@ -175,7 +172,8 @@ def main(argv: list[str]) -> int:
             report = serve_file(timeout_s, host, port, argv[5])
         except (OSError, IndexError) as err:
             report = {"sent_bytes": 0, "cpu_s": None, "error": f"raw TCP sender: {err}"}
-    else:
+    else:  # listen [N]: `-P N` (raw_tcp_streams) accepts N connections
+        connections = int(argv[5]) if len(argv) > 5 else 1
         report = serve(timeout_s, host, port) if connections <= 1 else serve_many(timeout_s, host, port, connections)
     print(json.dumps(report), flush=True)
     return 0
