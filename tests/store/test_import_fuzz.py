@@ -117,3 +117,15 @@ def test_a_wrong_type_is_named(real_document):
     with pytest.raises(SshbenchError, match=r"'trials\[1\]\.payload_bytes' must be an integer, not str"):
         result_from_document(doc, "doc.json")
     assert result_from_document(real_document, "doc.json").trials
+
+
+def test_a_wrong_target_kind_is_named(real_document):
+    """Found by the fuzz test above: a list as the target's kind reached the bottleneck verdict (which
+    reads the kind to know whether client and server shared the machine) as an internal error."""
+    doc = copy.deepcopy(real_document)
+    doc["target"]["kind"] = []
+    with pytest.raises(SshbenchError, match=r"'target\.kind' must be a string"):
+        result_from_document(doc, "doc.json")
+    doc["target"] = {"kind": "private-openssh", "servers": {"dropbear": {"kind": 3}}}
+    with pytest.raises(SshbenchError, match=r"'target\.servers\.dropbear\.kind' must be a string"):
+        result_from_document(doc, "doc.json")

@@ -152,6 +152,29 @@ ENVIRONMENT_TYPES: dict[str, object] = {
 }
 
 
+# The `target` keys the reports read (a server's kind decides which verdicts apply), with their types.
+TARGET_TYPES: dict[str, object] = {
+    "kind": str | None,
+    "label": str | None,
+    "servers": dict | None,
+    "machine": dict | None,
+}
+
+
+def check_target(target: dict) -> None:
+    """BadField for the first `target` key the reports read whose value has the wrong type (each of
+    several `--server`s' entries included)."""
+    entries = [("target", target)] + [
+        (f"target.servers.{name}", entry) for name, entry in (target.get("servers") or {}).items()
+    ]
+    for where, entry in entries:
+        if not isinstance(entry, dict):
+            raise BadField(where, "an object", entry)
+        for key, hint in TARGET_TYPES.items():
+            if key in entry and not _matches(entry[key], hint):
+                raise BadField(f"{where}.{key}", _describe(hint), entry[key])
+
+
 def check_environment(env: dict) -> None:
     """BadField for the first documented environment key whose value has the wrong type."""
     for key, hint in ENVIRONMENT_TYPES.items():
@@ -269,6 +292,8 @@ def result_from_document(doc: object, source: str) -> RunResult:
             if not _matches(doc.get(key), hint):
                 raise BadField(key, _describe(hint), doc.get(key))
         check_environment(doc["environment"])
+        if isinstance(doc.get("target"), dict):
+            check_target(doc["target"])
         if not math.isfinite(doc["started_at"]):
             raise bad("'started_at' must be a finite number")
         trials = []
