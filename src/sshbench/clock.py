@@ -35,13 +35,27 @@ def reader_data_phase(reader_s: float, total_bytes: int | None, bytes_before: in
 
 def set_reader_clock(trial: Trial, reader_s: float) -> None:
     """A transfer whose server side timed its reader: that clock, scaled (reader_data_phase)."""
+    trial.reader_s = reader_s
     trial.data_s = reader_data_phase(reader_s, trial.tcp_wire_bytes, trial.tcp_bytes_before_clock)
     trial.data_clock = SERVER_READER
 
 
-def provisional_wall_clock(trial: Trial, trials_so_far: list[Trial]) -> None:
+def reader_timed_too_little(trial: Trial) -> bool:
+    """The reader's clock started after more than half of the bytes had arrived, so its scaling
+    (reader_data_phase) rests on the few it timed. Under a CPU quota on the server (--server-cpu) that
+    is the rule for small payloads, not a rare case: the remote shell's start-up takes ~1 s at 0.1 core
+    while sshd takes in a whole channel window (2 MiB); a 2 MiB 3des-cbc upload read 1.6 ms."""
+    total, before = trial.tcp_wire_bytes, trial.tcp_bytes_before_clock
+    return bool(trial.data_clock == SERVER_READER and total and before is not None and 2 * before > total)
+
+
+def provisional_wall_clock(trial: Trial, trials_so_far: list[Trial], slow_server: bool = False) -> None:
     """No server-side clock (scp, sftp, rsync): wall minus the same-shape handshake measured so far, so a
-    trial has a rate as soon as it ends; cross_check() recomputes it from the final medians."""
+    trial has a rate as soon as it ends; cross_check() recomputes it from the final medians.
+    `slow_server` (a CPU quota on the server): the same for a reader that timed too little of the
+    payload (reader_timed_too_little), so that calibration sizes from a real rate."""
+    if slow_server and trial.valid and reader_timed_too_little(trial):
+        trial.data_s, trial.data_clock = None, None
     if trial.data_s is not None or not trial.valid or trial.wall_s is None:
         return
     wall, _, _ = handshake_costs(trials_so_far).get(trial.combination.shape, (None, None, None))
@@ -49,9 +63,11 @@ def provisional_wall_clock(trial: Trial, trials_so_far: list[Trial]) -> None:
         trial.data_s, trial.data_clock = trial.wall_s - wall, WALL_MINUS_HANDSHAKE
 
 
-def cross_check(trials: list[Trial]) -> None:
+def cross_check(trials: list[Trial], slow_server: bool = False) -> None:
     """At the end of a run: wall - (median wall of a no-data connection of the same shape) for every
-    transfer, the second data-phase clock, and the data clock itself for tools whose server side has none."""
+    transfer, the second data-phase clock, and the data clock itself for tools whose server side has none.
+    `slow_server`: a CPU quota on the server (--server-cpu); a reader that timed under half of the
+    payload gives way to wall minus handshake (reader_timed_too_little)."""
     costs = handshake_costs(trials)
     for t in trials:
         if t.kind != "transfer" or t.wall_s is None:
@@ -60,6 +76,12 @@ def cross_check(trials: list[Trial]) -> None:
         if base is None:
             continue
         t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
+        if slow_server and t.valid and reader_timed_too_little(t):
+            if t.wall_minus_handshake_s > 0:
+                t.data_s, t.data_clock = t.wall_minus_handshake_s, WALL_MINUS_HANDSHAKE
+            else:
+                t.data_s, t.data_clock = None, None
+            continue
         if t.data_clock == SERVER_READER and t.valid and t.data_s and slow_link(t.combination.link):
             # On a shaped or delayed link the server-side reader misses what arrived before it started
             # (the remote shell's start-up at link rate, up to one channel window): it under-reads the

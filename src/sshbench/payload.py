@@ -34,6 +34,12 @@ def size_for_rate(mib_s: float, target_seconds: float, max_size: int) -> int:
     return max(MIN_SIZE, min(best, max_size))
 
 
+def size_at_least(nbytes: int, max_size: int) -> int:
+    """The smallest ladder size holding `nbytes`, within [MIN_SIZE, max_size]."""
+    fits = [size for size in LADDER if size >= nbytes]
+    return max(MIN_SIZE, min(fits[0] if fits else LADDER[-1], max_size))
+
+
 def needs_bigger_probe(data_s: float | None, size: int, target_seconds: float, max_size: int) -> bool:
     """A probe shorter than a quarter of the target is dominated by fixed stalls (~40 ms delayed-ACK
     pauses were seen here): probe again, bigger, before trusting its rate."""

@@ -89,6 +89,9 @@ class Trial:
     # The data phase alone; see README "How throughput is measured".
     data_s: float | None = None
     data_clock: str | None = None  # "server-reader" or "wall-minus-handshake"
+    # The server-side reader's own elapsed time (pipe tool), unscaled: the window server_cpu_s and
+    # server_sink_cpu_s were measured over, whatever clock data_s ends up from.
+    reader_s: float | None = None
     ssh_reported_s: float | None = None  # ssh's own "Transferred ... in T seconds" (1 decimal)
     wall_minus_handshake_s: float | None = None  # cross-check of data_s
     received_bytes_at_sink: int | None = None
@@ -147,6 +150,7 @@ class Trial:
             "wall_s": self.wall_s,
             "data_s": self.data_s,
             "data_clock": self.data_clock,
+            "reader_s": self.reader_s,
             "mib_s": self.mib_s,
             "ssh_reported_s": self.ssh_reported_s,
             "wall_minus_handshake_s": self.wall_minus_handshake_s,

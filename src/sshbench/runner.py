@@ -25,6 +25,7 @@ from sshbench.payload import (
     PROBE_SIZE,
     PayloadStore,
     needs_bigger_probe,
+    size_at_least,
     size_for_rate,
 )
 from sshbench.plan import (
@@ -127,7 +128,7 @@ class Runner:
                 self.result.target = target.describe()
                 if len(self.targets) > 1:
                     self.result.target["servers"] = {name: t.describe() for name, t in self.targets.items()}
-            clock.cross_check(self.result.trials)
+            clock.cross_check(self.result.trials, slow_server=self.settings.server_cpu is not None)
             self.result.finished_at = time.time()
         if self.result.status == "complete" and any(
             s.valid_trials + s.unmeasured_trials == 0 for s in summary.summaries(self.result)
@@ -336,14 +337,25 @@ class Runner:
             if not (trial.valid and trial.mib_s):
                 return
             size = sizes[item.combination]
-            sizes[item.combination] = size_for_rate(trial.mib_s, s.seconds, s.max_size)
+            sizes[item.combination] = self._size_for(trial)
             if not needs_bigger_probe(trial.data_s, size, s.seconds, s.max_size):
                 return
             sizes[item.combination] = max(sizes[item.combination], min(size * 4, s.max_size))
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, total, trial, target)
         if trial.valid and trial.mib_s:
-            sizes[item.combination] = size_for_rate(trial.mib_s, s.seconds, s.max_size)
+            sizes[item.combination] = self._size_for(trial)
+
+    def _size_for(self, trial: Trial) -> int:
+        """The payload for a ~--seconds data phase at the probe's rate; under --server-cpu at least
+        twice what arrived before the probe's reader started (a channel window), so that the reader
+        times most of it (clock.reader_timed_too_little) rather than wall minus a slow handshake."""
+        s = self.settings
+        assert trial.mib_s is not None
+        size = size_for_rate(trial.mib_s, s.seconds, s.max_size)
+        if s.server_cpu is not None and trial.tcp_bytes_before_clock:
+            size = max(size, size_at_least(2 * trial.tcp_bytes_before_clock, s.max_size))
+        return size
 
     def _one(
         self, target: Target, item: ScheduledTrial, sizes: dict[Combination, int], payloads: PayloadStore, workdir
@@ -422,7 +434,7 @@ class Runner:
             if item.kind == "transfer":
                 paths.check_received(trial, files)
         if item.kind == "transfer":
-            clock.provisional_wall_clock(trial, self.result.trials)
+            clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
         return trial
 
     def _tool_for(self, combo: Combination) -> TransferTool:

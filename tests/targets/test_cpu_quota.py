@@ -26,8 +26,13 @@ BUSY = (
 
 
 def test_quota_arithmetic():
-    assert CpuQuota(0.1).quota_us == 10_000 and CpuQuota(2.5).quota_us == 250_000
-    assert CpuQuota(0.001).quota_us == 1_000  # the kernel's minimum
+    # A 10 ms period (a slow core's pace, not 100 ms bursts); longer only to keep the quota >= 1 ms.
+    assert (CpuQuota(0.1).quota_us, CpuQuota(0.1).period_us) == (1_000, 10_000)
+    assert (CpuQuota(2.5).quota_us, CpuQuota(2.5).period_us) == (25_000, 10_000)
+    assert (CpuQuota(0.05).quota_us, CpuQuota(0.05).period_us) == (1_000, 20_000)
+    assert (CpuQuota(0.001).quota_us, CpuQuota(0.001).period_us) == (1_000, 1_000_000)
+    assert CpuQuota(0.0001).quota_us == 1_000  # the kernel's minimum, in its longest period
+    assert CpuQuota(0.5, period_us=100_000).quota_us == 50_000
     with pytest.raises(ValueError):
         CpuQuota(0)
 
@@ -103,3 +108,10 @@ def test_stale_group_of_a_dead_owner_is_swept():
     assert pid_alive(int(child))
     assert sweep_stale() == [f"cgroup {path}"]
     assert not os.path.exists(path) and not pid_alive(int(child))
+
+
+def test_default_data_phase_under_a_quota():
+    # 3x the fixed ~0.1 CPU-second a transfer costs the session, in wall time at that quota.
+    assert cpu_quota.data_phase_seconds(None) == 1.0 and cpu_quota.data_phase_seconds(0.5) == 1.0
+    assert cpu_quota.data_phase_seconds(0.1) == 3.0 and cpu_quota.data_phase_seconds(0.05) == 6.0
+    assert cpu_quota.data_phase_seconds(0.001) == 10.0 and cpu_quota.data_phase_seconds(-1) == 1.0

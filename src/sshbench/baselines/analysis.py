@@ -79,6 +79,13 @@ def raw_tcp_by_link_direction(trials: list[Trial]) -> dict[tuple[str, str], Summ
     }
 
 
+def _server_window(t: Trial) -> float | None:
+    """The seconds the server's CPU figures of trial `t` cover: the reader's own unscaled clock where it
+    timed them (the data phase is longer by the bytes that arrived before it started, or is another
+    clock), else the data phase."""
+    return t.reader_s if t.reader_s and t.reader_s > 0 else t.data_s
+
+
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
     """Median CPU seconds per data-phase second, client and server. The client's figure covers the
     whole connection, so the median CPU of a no-data connection with the same kex is taken off."""
@@ -89,14 +96,14 @@ def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[floa
         if t.client_cpu_s is not None:
             client.append(max(t.client_cpu_s - (handshake_cpu_s or 0.0), 0.0) / t.data_s)
         if t.server_cpu_s is not None:
-            server.append(t.server_cpu_s / t.data_s)
+            server.append(t.server_cpu_s / (_server_window(t) or t.data_s))
     return (statistics.median(client) if client else None, statistics.median(server) if server else None)
 
 
 def _sink_cores(trials: list[Trial]) -> float | None:
     """Median cores the server-side reader (dd) used during the data phase."""
     values = [
-        t.server_sink_cpu_s / t.data_s
+        t.server_sink_cpu_s / (_server_window(t) or t.data_s)
         for t in trials
         if t.valid and t.data_s and t.data_s > 0 and t.server_sink_cpu_s is not None
     ]

@@ -21,6 +21,7 @@ from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
 from sshbench.settings import MIN_AUTO_RUNS, RunSettings, parse_duration, parse_runs, parse_tie
 from sshbench.store.recorder import RunRecorder
+from sshbench.targets import cpu_quota
 from sshbench.units import parse_size
 
 
@@ -44,7 +45,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--full", action="store_true", help="the whole cipher x MAC matrix")
     run.add_argument("--size", type=parse_size, help="fixed payload size, e.g. 64M (default: adaptive per combination)")
     run.add_argument(
-        "--seconds", type=float, default=1.0, help="adaptive sizing: aim for a data phase this long (default 1.0)"
+        "--seconds",
+        type=float,
+        help="adaptive sizing: aim for a data phase this long (default 1.0; under --server-cpu F below 0.3, "
+        "0.3/F: a transfer's fixed CPU cost at the server would otherwise rank every fast cipher alike)",
     )
     run.add_argument(
         "--max-size",
@@ -281,7 +285,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         kex=args.kex,
         full=args.full,
         size=args.size,
-        seconds=args.seconds,
+        seconds=args.seconds if args.seconds is not None else cpu_quota.data_phase_seconds(args.server_cpu),
         max_size=args.max_size,
         runs=MIN_AUTO_RUNS if runs is None else runs,
         adaptive=runs is None,

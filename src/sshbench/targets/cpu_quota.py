@@ -28,10 +28,39 @@ from pathlib import Path
 
 PREFIX = "sshbench-cpu-"
 _NAME = re.compile(r"^sshbench-cpu-(\d+)-(\d+)-(\d+)$")
-DEFAULT_PERIOD_US = 100_000
+# A 10 ms period, not the kernel's default 100 ms: with 100 ms a 0.1-core server runs at full speed
+# for 10 ms, then stalls 90 ms, so a short step (one handshake round trip, a shell start) finishes
+# unthrottled while a transfer stalls for longer than one channel window lasts at that rate; a ~1 s
+# data phase then spans only ~10 periods, and its CPU seconds / seconds swing by a period's quota.
+# With 10 ms the quota is spread as a slow core would be (openssl speed in the group: the same
+# bytes per CPU second with either period).
+DEFAULT_PERIOD_US = 10_000
+MAX_PERIOD_US = 1_000_000  # the kernel's upper bound for cfs period
 MIN_QUOTA_US = 1_000  # the kernel's lower bound for cfs quota
 REMOVE_TIMEOUT_S = 5.0
 _counter = 0
+
+
+def period_for(fraction: float) -> int:
+    """DEFAULT_PERIOD_US, longer only where the quota would fall below the kernel's 1 ms minimum
+    (a fraction under 0.1): the quota is then exactly the fraction of the period, not rounded up."""
+    return min(MAX_PERIOD_US, max(DEFAULT_PERIOD_US, round(MIN_QUOTA_US / fraction)))
+
+
+# A transfer costs the sshd session a fixed ~0.1 s of CPU beyond its per-byte work (measured at 0.1
+# core, aes128-gcm, over the reader's clock: 0.09-0.14 s for 8 MiB, 0.175 s for 32 MiB, 0.28-0.30 s
+# for 128 MiB; perf shows page faults and copies as its channel buffer grows): 1 s of wall time at
+# 0.1 core. Adaptive sizing aims for a data phase of FIXED_CPU_S / FRACTION x 3 at least, so that the
+# fixed part is at most a third of it and the per-byte cost (where the cipher matters) ranks.
+FIXED_CPU_S = 0.1
+
+
+def data_phase_seconds(fraction: float | None, default: float = 1.0) -> float:
+    """The default --seconds under --server-cpu FRACTION: 0.3 / FRACTION (3 s at 0.1 core), at least
+    `default` and at most 10 s; `default` without a quota (or for a fraction settings will refuse)."""
+    if fraction is None or not fraction > 0:
+        return default
+    return round(min(10.0, max(default, 3 * FIXED_CPU_S / fraction)), 3)
 
 
 class CpuQuotaError(RuntimeError):
@@ -150,7 +179,7 @@ class CpuQuota:
     """A cgroup limited to `fraction` of one core. `create()`, `add(pid)`, `destroy()`; or `with`."""
 
     fraction: float
-    period_us: int = DEFAULT_PERIOD_US
+    period_us: int = 0  # 0: period_for(fraction)
     version: str = ""
     path: Path | None = None
     _base: Path | None = None
@@ -158,6 +187,8 @@ class CpuQuota:
     def __post_init__(self) -> None:
         if not self.fraction > 0:
             raise ValueError(f"--server-cpu {self.fraction}: must be above 0 (e.g. 0.1 = a tenth of one core)")
+        if not self.period_us:
+            self.period_us = period_for(self.fraction)
 
     @property
     def quota_us(self) -> int:
