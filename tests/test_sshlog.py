@@ -157,3 +157,41 @@ def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_
     assert reader_data_phase(0.5, None, None) == 0.5  # no ss on the server: the reader's clock as is
     assert reader_data_phase(0.5, 100, 100) == 0.5  # nonsense counts are not used
     assert parse_marked("SSHBENCH-TCP -\nSSHBENCH-TCP0 -\n").tcp_bytes_received is None
+
+
+def test_download_clock_runs_until_the_client_has_the_tail():
+    from sshbench import clock
+    from sshbench.results import Combination, Trial
+
+    # dd stopped after 0.5 s; ss read bytes_acked 5 ms later: 60 MiB of the 64 acked (plus the handshake).
+    out = (
+        "67108864 bytes (67 MB, 64 MiB) copied, 0.5 s, 134 MB/s\n"
+        "SSHBENCH-TCP 0 0 10.0.0.2:22 10.0.0.1:5555   bbr bytes_sent:67200000 bytes_acked:62919560 "
+        "bytes_received:5000 segs_out:73\n"
+        "SSHBENCH-TCP0 0 0 10.0.0.2:22 10.0.0.1:5555   bbr bytes_sent:4000 bytes_acked:4000 bytes_received:3000\n"
+        "SSHBENCH-END 1700000000.100000000\nSSHBENCH-TCPAT 1700000000.105000000\n"
+    )
+    report = parse_marked(out)
+    assert (report.tcp_bytes_acked_before_reader, report.tcp_bytes_acked_after_reader) == (4000, 62919560)
+    assert abs(report.tcp_read_lag_s - 0.005) < 1e-6 and report.reader_ended_at == 1700000000.1
+    wire = 67108864 + 4000 + 80000  # ssh -v: received, handshake and framing included
+    tail = clock.download_tail_bytes(0.5, wire, 4000, 62919560, 0.005)
+    acked_by_end = (62919560 - 4000) * 0.5 / 0.505
+    assert tail == round(wire - 4000 - acked_by_end)
+    trial = Trial(
+        Combination("aes128-gcm@openssh.com", "implicit", "curve25519-sha256", direction="down"),
+        "transfer",
+        0,
+        False,
+        67108864,
+        1.0,
+        received_bytes=wire,
+        tcp_bytes_unacked_at_clock_end=tail,
+    )
+    clock.set_reader_clock(trial, 0.5)
+    assert trial.reader_s == 0.5 and abs(trial.data_s - 0.5 * wire / (wire - tail)) < 1e-12 and trial.data_s > 0.53
+    # Missing or nonsense figures: no tail, the reader's clock as is.
+    assert clock.download_tail_bytes(0.5, None, 4000, 62919560, 0.005) is None
+    assert clock.download_tail_bytes(0.5, wire, 4000, 4000, 0.005) is None  # nothing acked
+    assert clock.download_tail_bytes(0.5, wire, 4000, 9000, 0.0) is None  # "tail" over half: not a tail
+    assert parse_marked("SSHBENCH-TCP -\nSSHBENCH-TCP0 -\nSSHBENCH-END x\n").tcp_read_lag_s is None

@@ -111,6 +111,10 @@ class Trial:
     # ... of which had arrived before the server-side reader's clock started (see README): data_s
     # is the reader's time scaled by tcp_wire_bytes / (tcp_wire_bytes - this)
     tcp_bytes_before_clock: int | None = None
+    # Downloads: the SSH bytes still on their way to the client when the server's reader (dd) ended: its
+    # clock stops as the last byte enters sshd, up to a channel window (2 MiB) early; data_s is the
+    # reader's time scaled by total / (total - this) (clock.download_tail_bytes)
+    tcp_bytes_unacked_at_clock_end: int | None = None
     # -P N (sshbench.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
     # trial's own figures are the aggregate (sums; the data phase from first start to last end). None: one stream.
     per_stream: list[dict] | None = None
@@ -166,6 +170,7 @@ class Trial:
             "compressed_wire_bytes": self.compressed_wire_bytes,
             "tcp_wire_bytes": self.tcp_wire_bytes,
             "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
+            "tcp_bytes_unacked_at_clock_end": self.tcp_bytes_unacked_at_clock_end,
             "per_stream": self.per_stream,
         }
         return data

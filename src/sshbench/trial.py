@@ -181,8 +181,19 @@ def run_trial(
         if combo.direction == "up":  # for downloads the server socket still holds data when dd ends
             trial.tcp_wire_bytes = sink.tcp_bytes_received
             trial.tcp_bytes_before_clock = sink.tcp_bytes_before_reader
+        elif kind == "transfer" and sink.reader_s:
+            trial.tcp_bytes_unacked_at_clock_end = clock.download_tail_bytes(
+                sink.reader_s,
+                trial.received_bytes,
+                sink.tcp_bytes_acked_before_reader,
+                sink.tcp_bytes_acked_after_reader,
+                sink.tcp_read_lag_s,
+            )
         if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
             clock.set_reader_clock(trial, sink.reader_s)
+            if trial.reader_ended_at is not None and trial.data_s and combo.direction == "down":
+                # the data phase ends when the client has the tail: parallel streams line up on that end
+                trial.reader_ended_at += trial.data_s - sink.reader_s
     elif server_cpu_before is not None:
         after = target.server_cpu_total()
         if after is not None:

@@ -19,6 +19,11 @@ class SinkReport:
     tcp_bytes_received: int | None = None  # the server socket's TCP payload bytes received (kernel's count)
     tcp_bytes_before_reader: int | None = None  # ... of which had arrived before the reader's clock started
     reader_ended_at: float | None = None  # the server's wall clock (unix s) when the reader ended
+    # Downloads: the server socket's bytes the client had acknowledged when the reader started, and at
+    # the snapshot read tcp_read_lag_s after it ended (what was still on its way is the data phase's tail).
+    tcp_bytes_acked_before_reader: int | None = None
+    tcp_bytes_acked_after_reader: int | None = None
+    tcp_read_lag_s: float | None = None
 
 
 @dataclass

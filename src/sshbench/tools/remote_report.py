@@ -42,16 +42,19 @@ def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
         # the shell's own counts after ss (a child): cutime/cstime deltas are then the reader's alone
         f"d=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; "
         f"{reader}; rc=$?; "
-        f'y=-; [ -r "$n" ] && read -r y < "$n"; '
+        f'y=-; [ -r "$n" ] && read -r y < "$n"; b=-; [ -r "$s" ] && read -r b < "$s"; '
         # The reader's end on the server's wall clock: parallel streams (sshbench.parallel) line up on it.
         f"e=$(date +%s.%N 2>/dev/null); "
-        f'b=-; [ -r "$s" ] && read -r b < "$s"; c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; '
         # The kernel's own count of TCP payload bytes this connection's server socket received (ss reads
         # the socket's TCP_INFO), found by the ports in $SSH_CONNECTION: bytes on the wire, not ssh's word.
+        # Downloads: its bytes_acked, what the client had by then; f: when that was read (after e).
         f"{_SS_SNAPSHOT.format(var='t')}"
+        f"f=$(date +%s.%N 2>/dev/null); "
+        f"c=-; [ -r /proc/$$/stat ] && read -r c < /proc/$$/stat; "
         f'{{ echo "{MARK}-A $a"; echo "{MARK}-B $b"; echo "{MARK}-C $c"; echo "{MARK}-C0 $d"; '
         f'echo "{MARK}-NA $x"; echo "{MARK}-NB $y"; echo "{MARK}-HZ $(getconf CLK_TCK 2>/dev/null || echo 100)"; '
-        f'echo "{MARK}-TCP $t"; echo "{MARK}-TCP0 $t0"; echo "{MARK}-END $e"; }} >&{report_fd}; exit $rc'
+        f'echo "{MARK}-TCP $t"; echo "{MARK}-TCP0 $t0"; echo "{MARK}-END $e"; echo "{MARK}-TCPAT $f"; }} '
+        f">&{report_fd}; exit $rc"
     )
 
 
@@ -64,6 +67,7 @@ def _stat_fields(line: str | None) -> list[str] | None:
 
 
 _TCP_RECEIVED = re.compile(r"\bbytes_received:(\d+)")
+_TCP_ACKED = re.compile(r"\bbytes_acked:(\d+)")
 
 
 def _schedstat_ns(line: str | None) -> int | None:
@@ -72,6 +76,15 @@ def _schedstat_ns(line: str | None) -> int | None:
         return None
     first = line.split()[0] if line.split() else ""
     return int(first) if first.isdigit() else None
+
+
+def _unix_time(text: str | None) -> float | None:
+    """GNU date's %s.%N; another date prints something else (no time: client clocks then)."""
+    try:
+        value = float(text or "")
+    except ValueError:
+        return None
+    return value if 0 < value < float("inf") else None
 
 
 def parse_marked(stdout: str) -> SinkReport:
@@ -99,11 +112,14 @@ def parse_marked(stdout: str) -> SinkReport:
     tcp, tcp0 = (_TCP_RECEIVED.search(marks.get(k) or "") for k in ("TCP", "TCP0"))
     report.tcp_bytes_received = int(tcp.group(1)) if tcp else None
     report.tcp_bytes_before_reader = int(tcp0.group(1)) if tcp0 else None
-    try:  # GNU date's %s.%N; another date prints something else (no end time: client clocks then)
-        ended = float(marks.get("END") or "")
-        report.reader_ended_at = ended if ended > 0 and ended != float("inf") else None
-    except ValueError:
-        report.reader_ended_at = None
+    acked, acked0 = (_TCP_ACKED.search(marks.get(k) or "") for k in ("TCP", "TCP0"))
+    if acked and acked0:
+        report.tcp_bytes_acked_after_reader = int(acked.group(1))
+        report.tcp_bytes_acked_before_reader = int(acked0.group(1))
+    report.reader_ended_at = _unix_time(marks.get("END"))
+    read_at = _unix_time(marks.get("TCPAT"))
+    if read_at is not None and report.reader_ended_at is not None and read_at >= report.reader_ended_at:
+        report.tcp_read_lag_s = read_at - report.reader_ended_at
     try:
         if sched_before is not None and sched_after is not None and sched_after >= sched_before:
             report.server_cpu_s = (sched_after - sched_before) / 1e9
