@@ -99,11 +99,12 @@ def test_run_against_the_namespace_host_gives_valid_trials(host, tmp_path):
 
 
 def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path):
-    # ssh's many small wake-ups fall behind the kernel-driven raw TCP control when other processes crowd
-    # the cores (measured here at load 6 on 2 cores: 78-90% of raw TCP; on a quiet machine 99-100%).
-    load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    if load > 2 * cores:
-        pytest.skip(f"load average {load:.1f} on {cores} cores: too busy to compare ssh with raw TCP at 100 Mbit/s")
+    # Downloads, and no skip under load: an upload starts with sshd working through the channel window
+    # it buffered while the login shell started, inside the reader's clock and scaled up with the
+    # quarter of 8 MiB that came before it (one upload in 12 read 0.84x raw TCP here at load 1.6-3.5;
+    # earlier 78-90% at load 6 failed this test). Downloads have no such start, and their clock runs
+    # until the client has the tail (clock.download_tail_bytes): 0.96-0.99x in the same runs, and the
+    # test passed at load 4.9-7.1 (six extra busy loops).
     out = tmp_path / "r.json"
     host.shape_link("lan100m")  # tbf on both veth ends, as the link profile
     try:
@@ -114,6 +115,8 @@ def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path
             str(host.ssh_config),
             "--ciphers",
             "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com",
+            "--direction",
+            "down",
             "--size",
             "8M",
             "--runs",
@@ -126,9 +129,10 @@ def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path
         host.shape_link(None)
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    raw = doc["baselines"]["raw_tcp"]["median_mib_s"]
-    assert 9 < raw < 12.5, raw  # 100 Mbit/s is 11.9 MiB/s
+    raw = doc["baselines"]["raw_tcp_down"]["median_mib_s"]
+    assert 9 < raw < 11.5, raw  # 100 Mbit/s carries 11.4 MiB/s of TCP payload (1448 of every 1514 bytes)
     for s in doc["summaries"]:
+        assert s["direction"] == "down" and s["median_mib_s"] < 11.5, s  # never above what the link carries
         assert s["bound_by"] == "network", (s["cipher"], s["median_mib_s"], raw, s["bound_by_evidence"])
 
 
