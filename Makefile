@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
-TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux
+TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd
 
 .PHONY: setup sysdeps bench lint test clean
 

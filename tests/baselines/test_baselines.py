@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -319,6 +320,35 @@ def test_remote_sink_command_reads_the_script_then_keeps_stdin() -> None:
     command = raw_tcp_remote.remote_sink_command(1234, 30.0)
     assert '"$3" 0' in command and "1234 30" in command and "$SSH_CONNECTION" in command
     assert "NOPYTHON" in command
+
+
+def test_without_python3_the_remote_end_is_nc_and_dd() -> None:
+    # Each nc's way to listen on the ssh address, in turn; dd counts; the end of stdin stops it all.
+    up = raw_tcp_remote.remote_sink_command(1234, 30.0, nc_port=50000)
+    fallback = up.split("; fi; ", 1)[1]
+    for listen in ('nc -l -s "$3" -p 50000', 'nc -l "$3" 50000', "nc -l -p 50000"):
+        assert listen in fallback
+    assert 'echo "PORT 50000 nc"' in fallback and "dd of=/dev/null" in fallback and "kill 0" in fallback
+    down = raw_tcp_remote.remote_sink_command(1234, 30.0, port=2222, send_path="/tmp/x y")
+    assert "send '/tmp/x y'" in down and "dd if='/tmp/x y'" in down and "-p 2222" in down  # --raw-tcp-port
+    # dd's summary, whichever dd: the count of bytes
+    assert raw_tcp_remote.dd_bytes("2+0 records in\n2+0 records out\n4194304 bytes (4.2 MB) copied, 0.1 s\n") == 4194304
+    assert raw_tcp_remote.dd_bytes("4194304 bytes transferred in 0.012 secs (349525333 bytes/sec)\n") == 4194304
+    assert raw_tcp_remote.dd_bytes("nc: Address already in use\n") is None
+
+
+def test_sink_lines_that_arrive_together_are_each_read(tmp_path: Path) -> None:
+    # ADDR and PORT in one write, then silence (a remote nc): the second line must not wait for more.
+    sink = raw_tcp.TcpSink(5.0)
+    script = "import sys, time; sys.stdout.write('ADDR a\\nPORT 1 nc\\n'); sys.stdout.flush(); time.sleep(3)"
+    sink.process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        start = time.monotonic()
+        assert sink._line(5.0) == "ADDR a\n" and sink._line(5.0) == "PORT 1 nc\n"
+        assert time.monotonic() - start < 2
+        assert sink._line(0.05) == ""  # nothing more yet: times out
+    finally:
+        sink.close()
 
 
 def test_server_ceiling_script_and_its_output_are_read_per_primitive() -> None:

@@ -210,3 +210,50 @@ def test_a_killed_download_run_leaves_nothing_on_the_remote_after_the_next_run(h
             proc.wait(timeout=10)
         for p in left:
             shutil.rmtree(p, ignore_errors=True)
+
+
+def test_without_python3_the_control_runs_on_nc_both_ways(tmp_path):
+    # The remote's commands see a PATH without python3 (every other tool linked), as on a router or a NAS.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for folder in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if not name.startswith("python") and not (bindir / name).exists():
+                (bindir / name).symlink_to(Path(folder, name))
+    if not (bindir / "nc").exists():
+        pytest.skip("no nc here (netcat-openbsd is in the Makefile's TEST_PACKAGES)")
+    force = f'PATH={bindir} exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"'
+    out = tmp_path / "r.json"
+    with NamespaceHost(sshd_options={"ForceCommand": force}) as nopy:
+        done = run_cli(
+            "run",
+            nopy.alias,
+            "--ssh-config",
+            str(nopy.ssh_config),
+            "--ciphers",
+            "aes128-gcm@openssh.com",
+            "--direction",
+            "both",
+            "--size",
+            "4M",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            str(out),
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        left = subprocess.run(["ip", "netns", "pids", nopy.name], capture_output=True, text=True).stdout.split()
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left if Path(f"/proc/{pid}").exists()]
+        assert not [c for c in commands if b"nc\0" in c or b"cat\0" in c], commands  # the fallback stopped itself
+    doc = json.loads(out.read_text())
+    assert doc["target"]["machine"]["python3"] is None and doc["target"]["machine"]["nc"], doc["target"]["machine"]
+    raw = {t["direction"]: t for t in doc["trials"] if t["kind"] == "raw-tcp"}
+    assert set(raw) == {"up", "down"} and all(t["valid"] for t in raw.values()), raw
+    # nc prints no clock: upwards the sender here times it (first byte to the sink's close), downwards
+    # the receiver here, as with python3; dd counted every byte at the far end.
+    assert raw["up"]["data_clock"] == "sender" and raw["down"]["data_clock"] == "receiver"
+    assert raw["up"]["received_bytes_at_sink"] == raw["down"]["sent_bytes"] == 4 * 1024 * 1024
+    assert not doc["baselines"]["notes"], doc["baselines"]["notes"]

@@ -49,6 +49,8 @@ STARTUP_TIMEOUT_S = 15.0
 SEND_CHUNK = 1 << 20
 LOOPBACK = "127.0.0.1"
 DATA_CLOCK = "receiver"
+# A remote sink without python3 (nc and dd): the sender's clock, first byte sent to the sink's close
+SENDER_CLOCK = "sender"
 REMOTE_SKIP_NOTE = (
     "raw TCP control skipped: it runs only against a private server on this machine for now "
     "(a remote target needs a listener started on the remote)"
@@ -81,6 +83,7 @@ class TcpSink:
         self.host, self.port, self.netns = host, port, netns
         self.address: tuple[str, int] = (host, port)
         self.process: subprocess.Popen[str] | None = None
+        self._pending = ""  # read from its stdout, not yet returned as a line
 
     def start(self) -> TcpSink:
         """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
@@ -106,9 +109,22 @@ class TcpSink:
         return self
 
     def _line(self, timeout_s: float) -> str:
+        """The next line of its stdout ("" after timeout_s or at its end), read from the pipe itself:
+        select() on the text wrapper misses a line it already buffered with the one before (a remote
+        nc fallback prints ADDR and PORT together and then nothing)."""
         assert self.process is not None and self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
-        return self.process.stdout.readline() if ready else ""
+        fd, deadline = self.process.stdout.fileno(), time.monotonic() + timeout_s
+        while "\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return ""  # timed out (what was read stays for the next call)
+            chunk = os.read(fd, 65536)
+            if not chunk:  # its end: the last piece, if any
+                line, self._pending = self._pending, ""
+                return line
+            self._pending += chunk.decode(errors="replace")
+        line, _, self._pending = self._pending.partition("\n")
+        return line + "\n"
 
     def _stderr(self) -> str:
         assert self.process is not None
@@ -152,31 +168,39 @@ class TcpSink:
 CONNECT_FAILED = "raw TCP connect to "
 
 
-def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None) -> tuple[int, float]:
-    """Send the whole file; (bytes sent, this thread's CPU seconds).
+@dataclass
+class Sent:
+    sent_bytes: int
+    cpu_s: float  # this thread's CPU seconds
+    elapsed_s: float  # from the first byte sent until the sink closed its end (the sender's clock)
+
+
+def send_file(
+    path: Path, address: tuple[str, int], timeout_s: float, netns: str | None = None, go: bool = True
+) -> Sent:
+    """Send the whole file.
 
     The file is mapped (pages populated before the sink's clock starts, as a sender's buffer would
     be) and written in SEND_CHUNK blocks: on loopback that ran ~40% faster than sendfile(2) here,
     which splices page by page. The socket is blocking during the transfer (with a timeout set,
     Python polls between short non-blocking sends); a watchdog timer shuts it down instead, so
-    the wait is still bounded."""
+    the wait is still bounded. `go` False: the sink is a remote `nc`, which says no "go" and prints
+    nothing once it listens, so a refused connect is retried (bounded) while it starts."""
     from sshbench.links.namespaces import inside
 
     cpu_start = time.thread_time()
     with open(path, "rb") as source, _mapped(source) as view:
         with inside(netns):  # an emulated link: the sender lives in the client namespace
-            try:  # a port a firewall drops must not hold the trial for its whole timeout
-                connected = socket.create_connection(address, timeout=min(CONNECT_TIMEOUT_S, timeout_s))
-            except OSError as err:
-                raise OSError(f"{CONNECT_FAILED}{address[0]}:{address[1]}: {err}") from None
+            connected = _connect(address, timeout_s, retry_refused=not go)
         with connected as sock:
             sock.settimeout(timeout_s)
-            if sock.recv(1) != GO:  # the sink's clock is running
+            if go and sock.recv(1) != GO:  # the sink's clock is running
                 raise OSError("raw TCP sink closed before the transfer")
             sock.settimeout(None)
             watchdog = threading.Timer(timeout_s, _shutdown, args=(sock,))
             watchdog.daemon = True
             watchdog.start()
+            start = time.perf_counter()
             try:
                 for offset in range(0, len(view), SEND_CHUNK):
                     sock.sendall(view[offset : offset + SEND_CHUNK])
@@ -185,8 +209,23 @@ def send_file(path: Path, address: tuple[str, int], timeout_s: float, netns: str
                 sock.recv(1)
             finally:
                 watchdog.cancel()
+            elapsed = time.perf_counter() - start
         sent = len(view)
-    return sent, time.thread_time() - cpu_start
+    return Sent(sent, time.thread_time() - cpu_start, elapsed)
+
+
+def _connect(address: tuple[str, int], timeout_s: float, retry_refused: bool) -> socket.socket:
+    """A connection to the sink; a port a firewall drops must not hold the trial for its whole timeout."""
+    deadline = time.monotonic() + min(CONNECT_TIMEOUT_S, timeout_s)
+    while True:
+        try:
+            return socket.create_connection(address, timeout=min(CONNECT_TIMEOUT_S, timeout_s))
+        except ConnectionRefusedError as err:
+            if not retry_refused or time.monotonic() > deadline:
+                raise OSError(f"{CONNECT_FAILED}{address[0]}:{address[1]}: {err}") from None
+            time.sleep(0.02)  # bounded poll: the remote nc is not listening yet
+        except OSError as err:
+            raise OSError(f"{CONNECT_FAILED}{address[0]}:{address[1]}: {err}") from None
 
 
 @contextlib.contextmanager
@@ -256,9 +295,12 @@ def run_raw_tcp_trial(
         connect_to, sender_netns = sink.address, None
     send_error = None
     sent = False
+    via_nc = getattr(sink, "via", None) == "nc"  # a remote without python3: its nc counts, our clock times
+    sender_clock: float | None = None
     start = time.perf_counter()
     try:
-        trial.sent_bytes, trial.client_cpu_s = send_file(payload, connect_to, timeout_s, netns=sender_netns)
+        done = send_file(payload, connect_to, timeout_s, netns=sender_netns, go=not via_nc)
+        trial.sent_bytes, trial.client_cpu_s, sender_clock = done.sent_bytes, done.cpu_s, done.elapsed_s
         sent = True
     except OSError as err:
         text = str(err)
@@ -282,6 +324,8 @@ def run_raw_tcp_trial(
     if result.data_s and result.data_s > 0:
         trial.data_s, trial.data_clock = result.data_s, DATA_CLOCK
         trial.reader_ended_at = result.ended_at
+    elif via_nc and sender_clock and sender_clock > 0:
+        trial.data_s, trial.data_clock = sender_clock, SENDER_CLOCK
     if send_error or result.error:
         trial.invalid_reason = send_error or result.error
     elif result.received_bytes != payload_bytes:

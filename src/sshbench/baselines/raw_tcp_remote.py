@@ -8,6 +8,8 @@ docstring for both directions and docs/architecture.md "Baselines".
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 import time
@@ -17,6 +19,7 @@ from sshbench.baselines.raw_tcp import (
     DATA_CLOCK,
     SINK_SCRIPT,
     STARTUP_TIMEOUT_S,
+    SinkResult,
     TcpSink,
 )
 from sshbench.results import Trial
@@ -28,15 +31,58 @@ REMOTE_BOOTSTRAP = (
 )
 
 
-def remote_sink_command(script_len: int, timeout_s: float, port: int = 0, mode: str = "") -> str:
+# Dynamic ports (RFC 6335): where an nc sink listens unless --raw-tcp-port says otherwise (nc prints no port).
+NC_PORTS = (49152, 65535)
+NC_TOOLS = ("nc", "dd")
+
+
+def remote_sink_command(
+    script_len: int, timeout_s: float, port: int = 0, send_path: str | None = None, nc_port: int | None = None
+) -> str:
     """The remote shell command: the server address of this connection, then the sink on `port` of it
-    (0: any free one). `mode` is appended to its argv ("send 'PATH'": the download direction's sender)."""
+    (0: any free one); `send_path`: the download direction's sender of that (remote) file instead.
+    Without python3 there, `nc` (with `dd` counting) on `nc_port` (default `port`); without those
+    either, NOPYTHON."""
+    mode = f" send '{send_path}'" if send_path is not None else ""
+    python = f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" {int(port)}{mode}'
     return (
         'set -- $SSH_CONNECTION; echo "ADDR $3"; '
-        'command -v python3 >/dev/null 2>&1 || { echo "NOPYTHON"; exit 127; }; '
-        f'exec python3 -I -c "{REMOTE_BOOTSTRAP}" {script_len} {timeout_s:g} "$3" {int(port)}'
-        + (f" {mode}" if mode else "")
+        f"if command -v python3 >/dev/null 2>&1; then {python}; fi; " + nc_fallback(nc_port or port, send_path)
     )
+
+
+def nc_fallback(port: int, send_path: str | None) -> str:
+    """The sink (or the download's sender) with `nc`, for a remote without python3 (a router, a NAS, a
+    Bifferboard: BusyBox has both). nc says nothing once it listens and sends no "go", so the local
+    end retries a refused connect while it starts and times the transfer itself; `dd` counts the
+    bytes and prints them. Listening differs by nc: BusyBox, traditional and Debian's take
+    `-l -s ADDR -p PORT`, OpenBSD's own `-l ADDR PORT`; each is tried in turn (a wrong syntax fails at
+    once). It stops as the python3 sink does when the ssh connection closes (our end, or sshbench
+    killed): a watcher waits for the end of its stdin and kills the command's process group (the
+    shell that sshd made a session leader, nc and dd); `timeout` would put nc in a group of its own."""
+    listen = [f'-l -s "$3" -p {port}', f'-l "$3" {port}', f"-l -p {port}"]
+    check = " && ".join(f"command -v {t} >/dev/null 2>&1" for t in NC_TOOLS)
+    head = (
+        f'{check} || {{ echo "NOPYTHON"; exit 127; }}; '
+        # (a background list's stdin is /dev/null unless given: hence fd 4)
+        "exec 4<&0; ( cat <&4 >/dev/null 2>&1; kill 0 ) >/dev/null 2>&1 & exec 4<&-; "
+        f'echo "PORT {port} nc"; '
+    )
+    if send_path is None:  # receive and count
+        tries = " || ".join(f"nc {args} </dev/null 2>/dev/null" for args in listen)
+        return head + f"{{ {tries}; }} | LC_ALL=C dd of=/dev/null bs=1048576 2>&1"
+    # send the file: dd's report to our stdout (fd 3), the receiver's "go" byte to /dev/null
+    tries = " || ".join(f"nc {args} >/dev/null 2>&1" for args in listen)
+    return head + f"{{ LC_ALL=C dd if='{send_path}' bs=1048576 2>&3 | {{ {tries}; }}; }} 3>&1"
+
+
+_DD_COUNT = re.compile(r"^(\d+) bytes", re.M)
+
+
+def dd_bytes(text: str) -> int | None:
+    """The byte count of dd's summary (GNU, BSD and BusyBox all start it with the number of bytes)."""
+    found = _DD_COUNT.findall(text)
+    return int(found[-1]) if found else None
 
 
 class RemoteTcpSink(TcpSink):
@@ -53,11 +99,13 @@ class RemoteTcpSink(TcpSink):
     ) -> None:
         super().__init__(timeout_s, port=port)
         self.ssh_argv, self.env, self.send_path = ssh_argv, env, send_path
+        self.via = "python3"  # or "nc": the remote had no python3 (its PORT line says which)
 
     def start(self) -> TcpSink:
         script = SINK_SCRIPT.read_bytes()
-        mode = "" if self.send_path is None else f"send '{self.send_path}'"
-        argv = [*self.ssh_argv, remote_sink_command(len(script), self.timeout_s, self.port, mode)]
+        nc_port = self.port or random.randint(*NC_PORTS)
+        command = remote_sink_command(len(script), self.timeout_s, self.port, self.send_path, nc_port)
+        argv = [*self.ssh_argv, command]
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -76,15 +124,46 @@ class RemoteTcpSink(TcpSink):
         first = self._line(STARTUP_TIMEOUT_S)
         line = self._line(STARTUP_TIMEOUT_S) if first.startswith("ADDR ") else first
         if not first.startswith("ADDR ") or not line.startswith("PORT "):
-            why = "no python3 on the remote" if "NOPYTHON" in line else (line.strip() or self._stderr() or "no output")
+            why = (
+                f"no python3 on the remote, nor {', '.join(NC_TOOLS)} for its fallback"
+                if "NOPYTHON" in line
+                else (line.strip() or self._stderr() or "no output")
+            )
             self.close()
             raise SinkStartError(f"raw TCP sink did not start on the remote: {why}")
         self.host = first.split()[1]
         self.address = (self.host, int(line.split()[1]))
+        self.via = "nc" if line.split()[2:] == ["nc"] else "python3"
         return self
+
+    def wait(self) -> SinkResult:
+        if self.via != "nc":
+            return super().wait()
+        # nc's sink: dd's summary once nc has seen the sender's end of data; the sender timed it
+        line = self._line(self.timeout_s)
+        report = line + self._rest()
+        received = dd_bytes(report)
+        if received is None:
+            self.result.error = f"raw TCP sink (nc) gave no count: {report.strip() or self._stderr() or 'no output'}"
+        else:
+            self.result = SinkResult(received_bytes=received)
+        return self.result
+
+    def _rest(self) -> str:
+        """The rest of the remote's output, up to its end (bounded)."""
+        lines, deadline = [], time.monotonic() + STARTUP_TIMEOUT_S
+        while (left := deadline - time.monotonic()) > 0 and (line := self._line(left)):
+            lines.append(line)
+        return "".join(lines)
 
     def wait_sent(self) -> dict:
         """The sender's report ({"sent_bytes", "cpu_s", "error"}) once the receiver is done; bounded."""
+        if self.via == "nc":  # dd's count of what it fed nc; no CPU figure
+            report = self._rest()
+            sent = dd_bytes(report)
+            if sent is None:
+                return {"error": f"raw TCP sender (nc) gave no count: {report.strip() or 'no output'}"}
+            return {"sent_bytes": sent, "cpu_s": None, "error": None}
         line = self._line(STARTUP_TIMEOUT_S)
         try:
             report = json.loads(line)
@@ -99,10 +178,18 @@ class SinkStartError(OSError):
 
 class TcpReceiver(TcpSink):
     """The download direction's receiving end on this machine: tcp_sink.py in `connect` mode, which
-    connects to the remote sender, says "go" and times what arrives (no `PORT` line to wait for)."""
+    connects to the remote sender, says "go" and times what arrives (no `PORT` line to wait for), up
+    to `expected` bytes (a remote nc keeps its end open after its input ended)."""
+
+    def __init__(self, timeout_s: float, host: str, port: int, expected: int) -> None:
+        super().__init__(timeout_s, host=host, port=port)
+        self.expected = expected
 
     def start(self) -> TcpSink:
-        argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port), "connect"]
+        argv = [
+            sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port), "connect",
+            str(self.expected),
+        ]  # fmt: skip
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -149,7 +236,7 @@ def remote_download(trial: Trial, path: dict, timeout_s: float) -> Trial:
     except OSError as err:
         trial.exit_status, trial.invalid_reason = 1, str(err)
         return trial
-    receiver = TcpReceiver(timeout_s, host=sender.address[0], port=sender.address[1])
+    receiver = TcpReceiver(timeout_s, host=sender.address[0], port=sender.address[1], expected=trial.payload_bytes)
     start = time.perf_counter()
     try:
         receiver.start()

@@ -121,9 +121,8 @@ def _one_sink(
     def send(index: int) -> None:
         go.wait()
         try:
-            streams[index].sent_bytes, streams[index].client_cpu_s = raw_tcp.send_file(
-                share_payload, path["connect"], timeout_s, netns=path["sender_netns"]
-            )
+            done = raw_tcp.send_file(share_payload, path["connect"], timeout_s, netns=path["sender_netns"])
+            streams[index].sent_bytes, streams[index].client_cpu_s = done.sent_bytes, done.cpu_s
         except OSError as err:
             streams[index].invalid_reason = f"raw TCP sender to {path['connect'][0]}:{path['connect'][1]}: {err}"
 

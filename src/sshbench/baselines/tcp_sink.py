@@ -11,7 +11,8 @@ end of file, when no sender connects within TIMEOUT_S, or when the sender goes q
 
 MODE (a remote host's control in the download direction, where the server sends and the client
 receives, over a connection the client opens so that only the server's port must be reachable):
-`connect` receives the same way over a connection to HOST:PORT (the client's end; no `PORT` line);
+`connect [EXPECTED]` receives the same way over a connection to HOST:PORT (the client's end; no `PORT`
+line), up to EXPECTED bytes when given (the far end may be `nc`, which keeps its end open);
 `send PATH` listens like the sink (the server's end), waits for the receiver's "go", sends the file
 in 1 MiB writes and prints {"sent_bytes", "cpu_s", "error"}.
 """
@@ -48,8 +49,9 @@ def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
     return receive(conn, timeout_s)
 
 
-def receive(conn: socket.socket, timeout_s: float) -> dict:
-    """Start the clock, say "go", count what arrives until the sender closes."""
+def receive(conn: socket.socket, timeout_s: float, expected: int | None = None) -> dict:
+    """Start the clock, say "go", count what arrives until the sender closes (or, `expected` given,
+    until that many bytes arrived: a remote `nc` may keep its end open after its input ended)."""
     with conn:
         conn.settimeout(timeout_s)
         buffer = memoryview(bytearray(RECV_BUFFER))
@@ -58,7 +60,7 @@ def receive(conn: socket.socket, timeout_s: float) -> dict:
         try:
             # "Go": the sender starts only now, so no byte reaches the socket before the clock starts.
             conn.sendall(GO)
-            while n := conn.recv_into(buffer):
+            while (expected is None or received < expected) and (n := conn.recv_into(buffer)):
                 received += n
         except OSError as err:
             error = f"raw TCP sink: {err}"
@@ -119,12 +121,32 @@ def serve_many(timeout_s: float, host: str, port: int, connections: int) -> dict
     }
 
 
-def connect_and_receive(timeout_s: float, host: str, port: int) -> dict:
-    try:
-        conn = socket.create_connection((host, port), timeout=min(CONNECT_TIMEOUT_S, timeout_s))
-    except OSError as err:
-        return {"received_bytes": 0, "data_s": None, "cpu_s": None, "error": f"connect: {err}", "connect_failed": True}
-    return receive(conn, timeout_s)
+def connect_and_receive(timeout_s: float, host: str, port: int, expected: int | None = None) -> dict:
+    deadline = time.monotonic() + min(CONNECT_TIMEOUT_S, timeout_s)
+    while True:
+        try:
+            conn = socket.create_connection((host, port), timeout=min(CONNECT_TIMEOUT_S, timeout_s))
+            break
+        except ConnectionRefusedError as err:
+            # A remote `nc` prints no line once it listens: refused while it starts, bounded.
+            if expected is None or time.monotonic() > deadline:
+                return {
+                    "received_bytes": 0,
+                    "data_s": None,
+                    "cpu_s": None,
+                    "error": f"connect: {err}",
+                    "connect_failed": True,
+                }
+            time.sleep(0.02)
+        except OSError as err:
+            return {
+                "received_bytes": 0,
+                "data_s": None,
+                "cpu_s": None,
+                "error": f"connect: {err}",
+                "connect_failed": True,
+            }
+    return receive(conn, timeout_s, expected)
 
 
 def serve_file(timeout_s: float, host: str, port: int, path: str) -> dict:
@@ -165,8 +187,8 @@ def main(argv: list[str]) -> int:
     host = argv[2] if len(argv) > 2 else "127.0.0.1"
     port = int(argv[3]) if len(argv) > 3 else 0
     mode = argv[4] if len(argv) > 4 else "listen"
-    if mode == "connect":
-        report = connect_and_receive(timeout_s, host, port)
+    if mode == "connect":  # connect [EXPECTED]: stop once that many bytes arrived
+        report = connect_and_receive(timeout_s, host, port, int(argv[5]) if len(argv) > 5 else None)
     elif mode == "send":
         try:
             report = serve_file(timeout_s, host, port, argv[5])

@@ -90,9 +90,11 @@ class RemoteHost(Target):
             self.effective.get("proxycommand", "none") == "none" and self.effective.get("proxyjump", "none") == "none"
         )
         self.facts.rtt_s, self.facts.rtt_probes_ms = remote_facts.measure_rtt(hostname, port, direct)
-        self.remote_raw_tcp = bool(self.facts.python3)
+        self.remote_raw_tcp = bool(self.facts.python3 or self.facts.nc)
         if not self.remote_raw_tcp:
-            self.raw_tcp_skip_reason = f"raw TCP control skipped: {self.host} has no python3 to run its sink"
+            self.raw_tcp_skip_reason = (
+                f"raw TCP control skipped: {self.host} has no python3 to run its sink, nor nc and dd"
+            )
 
     def raw_tcp_path(self) -> dict:
         """The raw TCP control: its sink started on the remote over ssh, the sender connecting to it directly."""

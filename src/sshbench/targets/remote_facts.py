@@ -1,10 +1,11 @@
 """What a remote host is, read once per run over one ssh connection: its core count, machine id, CPU
-model/flags, OpenSSL version and whether it has python3 (the raw TCP control's sink), plus the round
-trip time of the path ssh uses (TCP connects to its sshd: the `window` verdict's RTT).
+model/flags, OpenSSL version and whether it has python3 (the raw TCP control's sink; else nc and dd
+for its fallback), plus the round trip time of the path ssh uses (TCP connects to its sshd:
+the `window` verdict's RTT).
 
 The facts feed three things: CPU of the server side in cores of its own machine, the server-side
 crypto ceiling (`openssl speed` on the remote, cached per machine id + OpenSSL version like the local
-one: sshbench.baselines.crypto_server), and the raw TCP control (python3 present or not).
+one: sshbench.baselines.crypto_server), and the raw TCP control (python3, nc or neither).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ FACTS_SCRIPT = (
     "echo '@@openssl'; openssl version 2>/dev/null; "
     "echo '@@cores'; getconf _NPROCESSORS_ONLN 2>/dev/null || nproc 2>/dev/null; "
     "echo '@@python3'; command -v python3 2>/dev/null; "
+    # the raw TCP control's fallback sink without python3 (sshbench.baselines.raw_tcp_remote.nc_fallback)
+    "echo '@@nc'; command -v dd >/dev/null 2>&1 && command -v nc 2>/dev/null; "
     "echo '@@end'"
 )
 RTT_PROBES = 5  # TCP connects to the sshd; the median is the path's RTT
@@ -37,6 +40,7 @@ class RemoteFacts:
     openssl_version: str | None = None
     cores: int | None = None  # online CPUs of the remote machine
     python3: str | None = None  # path of the remote's python3, None without one
+    nc: str | None = None  # path of its nc where dd is there too (the control's fallback sink)
     rtt_s: float | None = None  # median TCP connect time to the sshd (None: not measurable directly)
     rtt_probes_ms: list[float] = field(default_factory=list)
 
@@ -69,6 +73,7 @@ def parse_facts(output: str) -> RemoteFacts:
         openssl_version=first("openssl"),
         cores=int(cores) if cores and cores.isdigit() and int(cores) > 0 else None,
         python3=first("python3"),
+        nc=first("nc"),
     )
 
 
