@@ -16,7 +16,8 @@ stdin by a one-line bootstrap that reads exactly its length, so stdin stays open
 the same script on the remote in `send` mode listens the same way and sends the payload copy the
 download trials read there; a local tcp_sink.py in `connect` mode opens the connection, says "go"
 and times what arrives (the receiver's clock, as in the upload direction). Both directions thus
-need only the server's port to be reachable, as ssh does. No python3 there: a note. A port that
+need only the server's port to be reachable, as ssh does. No python3 there: nc and dd instead
+(raw_tcp_remote.nc_fallback); neither: a note. A port that
 cannot be reached (a firewall) or listened on: one invalid trial and one note naming host and port
 (`blocked_note`); the runner leaves the control out for the rest of the run, which goes on.
 """
