@@ -19,7 +19,15 @@ from sshbench.cli.common import add_db_option, add_output_options, check_writabl
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
-from sshbench.settings import MIN_AUTO_RUNS, RunSettings, parse_duration, parse_runs, parse_tie
+from sshbench.settings import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_FULL_BUDGET_S,
+    MIN_AUTO_RUNS,
+    RunSettings,
+    parse_duration,
+    parse_runs,
+    parse_tie,
+)
 from sshbench.store.recorder import RunRecorder
 from sshbench.units import parse_size
 
@@ -44,7 +52,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--full", action="store_true", help="the whole cipher x MAC matrix")
     run.add_argument("--size", type=parse_size, help="fixed payload size, e.g. 64M (default: adaptive per combination)")
     run.add_argument(
-        "--seconds", type=float, default=1.0, help="adaptive sizing: aim for a data phase this long (default 1.0)"
+        "--seconds",
+        type=float,
+        help="adaptive sizing: aim for a data phase this long (default 1.0; with --runs auto it shrinks, to "
+        "0.5 at least, when the first rounds would not fit in --budget)",
     )
     run.add_argument(
         "--max-size",
@@ -60,9 +71,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--budget",
-        default="55s",
         help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
-        "e.g. 90s, 5m (default 55s: the whole command ends about a minute after it started)",
+        "e.g. 90s, 5m (default 55s, 4m30s with --full: the command ends about 1 or 5 minutes after it started)",
     )
     run.add_argument(
         "--tie",
@@ -271,7 +281,14 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.report import json_export, table
 
     runs = parse_runs(args.runs)
-    tie, budget_s = parse_tie(args.tie), parse_duration(args.budget)
+    tie = parse_tie(args.tie)
+    budget_s = (
+        parse_duration(args.budget)
+        if args.budget is not None
+        else DEFAULT_FULL_BUDGET_S
+        if args.full
+        else DEFAULT_BUDGET_S
+    )
     check_writable(args.json)  # before anything is measured, not after
     recorder = RunRecorder.from_args(args, given=_given_run_options(args.argv))
     settings = recorder.settings or RunSettings(
@@ -281,7 +298,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         kex=args.kex,
         full=args.full,
         size=args.size,
-        seconds=args.seconds,
+        seconds=1.0 if args.seconds is None else args.seconds,
+        fit_seconds=runs is None and args.seconds is None,
         max_size=args.max_size,
         runs=MIN_AUTO_RUNS if runs is None else runs,
         adaptive=runs is None,
