@@ -113,7 +113,10 @@ def agreement(a: Measured, b: Measured) -> None:
         gap = max(ma[x], ma[y]) / min(ma[x], ma[y]) - 1
         if gap >= 0.20:
             far_total += 1
-            far_same += (ma[x] > ma[y]) == (mb[x] > mb[y])
+            same = (ma[x] > ma[y]) == (mb[x] > mb[y])
+            far_same += same
+            if not same:
+                print(f"  reversed: {x} {ma[x]:.0f} vs {y} {ma[y]:.0f} MiB/s, then {mb[x]:.0f} vs {mb[y]:.0f}")
         elif gap >= 0.05:
             near_total += 1
             ea, eb = stats.paired_ratio_ci(ra[x], ra[y]), stats.paired_ratio_ci(rb[x], rb[y])

@@ -13,8 +13,11 @@ from sshbench.settings import RunSettings
 
 # The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
 # (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
-# shorter phase buys rounds but loses precision per second; below 0.5 s it is not worth the time saved.
-FIT_FLOOR_S = 0.5
+# shorter phase buys rounds but loses precision per second: 1 s stays the target, and the phase shrinks
+# only to keep the budget. --full (345 trials in its 3 rounds) took 441 s at a 0.5 s floor under load 3-5
+# (~0.56 s per trial outside the data phase); at 0.25 s it fits 5 minutes. Below that the ~40 ms stalls
+# seen in ssh's data phase would be over 15% of it.
+FIT_FLOOR_S = 0.25
 PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 
 

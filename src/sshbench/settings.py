@@ -59,7 +59,7 @@ class RunSettings:
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
     parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
-    # --runs auto without --seconds: the data phase shrinks (to 0.5 s at least) when the minimum rounds
+    # --runs auto without --seconds: the data phase shrinks (to 0.25 s at least) when the minimum rounds
     # would not fit in --budget at `seconds` per trial; `seconds` then records the target used.
     fit_seconds: bool = False
     raw_tcp_port: int | None = None  # --raw-tcp-port: the raw TCP control's port on a remote HOST (None: any free one)

@@ -55,7 +55,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--seconds",
         type=float,
         help="adaptive sizing: aim for a data phase this long (default 1.0; with --runs auto it shrinks, to "
-        "0.5 at least, when the first rounds would not fit in --budget)",
+        "0.25 at least, when the first rounds would not fit in --budget)",
     )
     run.add_argument(
         "--max-size",
