@@ -164,8 +164,9 @@ def cmd_fleet(args: argparse.Namespace, out: Console, err: Console) -> int:
         run = f"run {host.run_id}" if host.run_id is not None else "-"
         note = " (stored before; skipped)" if name in skipped else (f": {host.message}" if host.message else "")
         if host.leftover:
-            note += f"; may still hold {host.leftover} (removed by the next fleet run that reaches it)"
-        out.print(f"  {name.ljust(width)}  {host.status:<14} {run:<8}{note}", markup=False, highlight=False)
+            note += f"; may still hold {host.leftover} (removed when a later fleet reaches {name})"
+        line = f"  {name.ljust(width)}  {host.status:<14} {run:<8}{note}"
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     done = all(h.status == "ok" for h in [*fleet.hosts.values(), *fleet.pairs.values()])
     return 0 if done and fleet.hosts else 1
 

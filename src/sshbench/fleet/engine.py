@@ -2,7 +2,7 @@
 each host's result is imported into the store as it arrives (its own run, labelled with the inventory
 host name, tagged with the fleet run), so a host that fails later, or an interrupted fleet, loses no
 other host's result. `--pairs`: then host A benchmarks host B's sshd over the network, authorised by a
-throwaway key made here for this fleet run (pairs.py, the role's pair stages). `--resume` runs only
+throwaway key A makes for this fleet run (pairs.py, the role's pair stages). `--resume` runs only
 the hosts and pairs the fleet run has not stored yet.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import secrets
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -78,21 +77,6 @@ def _open_fleet(store: Store, options: FleetOptions, inventory: str) -> tuple[Fl
     return fleet, {h: r for h, r in stored.items() if fleet.hosts.get(h, FleetHost("ok")).status == "ok"}
 
 
-def _pair_key(stage: Path, fleet_id: int) -> tuple[Path, str, str]:
-    """A throwaway ed25519 key for this fleet run's pairs (removed with the staging directory); its
-    comment is the marker by which the hosts remove its authorized_keys line again."""
-    marker = f"sshbench-fleet-pair-{fleet_id}-{secrets.token_hex(6)}"
-    path = stage / "pair_key"
-    argv = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", marker, "-f", str(path)]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise RunError(f"--pairs needs ssh-keygen here for the throwaway key: {err}") from None
-    if done.returncode != 0:
-        raise RunError(f"ssh-keygen failed making the pairs' throwaway key: {done.stderr.strip()}")
-    return path, (stage / "pair_key.pub").read_text().strip(), marker
-
-
 def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet, list[str]]:
     """Run (or resume) a fleet run; returns it and the hosts skipped as already stored."""
     inventory = resolve_inventory(options.inventory)
@@ -137,14 +121,8 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
                 "sshbench_skip_own_run": plan.skip_own_run,
             }
             if pairs:
-                key, public, marker = _pair_key(stage, fleet.id)
-                extra_vars.update(
-                    {
-                        "sshbench_pair_key_file": str(key),
-                        "sshbench_pair_public_key": public,
-                        "sshbench_pair_marker": marker,
-                    }
-                )
+                # the comment of every throwaway key of this fleet run: the targets remove their lines by it
+                extra_vars["sshbench_pair_marker"] = f"sshbench-fleet-pair-{fleet.id}-{secrets.token_hex(6)}"
             lines: list[str] = []
             try:
                 status = playbook.run_playbook(

@@ -3,9 +3,10 @@ the store as it is fetched (a host that fails later, or an interrupted fleet, lo
 measured), and what may be left on a host (its working directory, a throwaway key line) when the
 playbook could not remove it.
 
-Stages (the role names its tasks `sshbench: <stage> (...)`): check, install, run, fetch, clean up for the
-host's own benchmark; pair target (authorize the throwaway key, read the host key), pair source (its key,
-known_hosts and ssh_config), pair run and pair fetch (one event per pair: a loop item), pair clean up.
+Stages (the role names its tasks `sshbench: <stage> (...)`): check, install, run, fetch for the host's
+own benchmark; pair source (its throwaway key; later known_hosts and ssh_config), pair target (authorize
+its sources' keys, read its host keys), pair run and pair fetch (one event per pair: a loop item); clean
+up (the throwaway key lines, then the working directory), or stop after an interruption.
 A failure in a pair stage is the pairs' outcome, never the host's: its own result stays stored.
 """
 
@@ -25,7 +26,7 @@ from sshbench.store.sqlite import Store
 
 # The check stage's own first words (the role prints them) -> the host's status.
 CHECK_STATUSES = {"no sshd": "no sshd", "no ssh": "no sshd", "no python": "no python", "busy": "busy"}
-CLEAN_UP_STAGES = ("clean up", "pair clean up", "stop")
+CLEAN_UP_STAGES = ("clean up", "stop")
 
 
 @dataclass
@@ -39,7 +40,6 @@ class _HostProgress:
     dir_removed: bool = False
     keys_file: str = ""  # where this run authorized the throwaway key (a pair's target)
     key_removed: bool = False
-    last_event: float | None = None
 
     def leftover(self) -> str:
         parts = []
@@ -66,12 +66,13 @@ class Tracker:
     pending: dict[str, tuple[int, str]] = field(default_factory=dict)  # leftovers of earlier fleet runs
     hosts: dict[str, _HostProgress] = field(default_factory=dict)
     pair_runs: dict[str, _PairRun] = field(default_factory=dict)
+    last_event: float | None = None  # of any host: pairs run one at a time, so a pair took since then
 
     def on_event(self, event: HostEvent) -> None:
         host = self.hosts.setdefault(event.host, _HostProgress(started=event.time))
         if event.work:
             host.work = event.work
-        since, host.last_event = host.last_event, event.time
+        since, self.last_event = self.last_event, event.time
         if event.stage in CLEAN_UP_STAGES:
             self._clean_up(event.host, host, event)
         elif event.stage.startswith("pair "):
@@ -139,11 +140,8 @@ class Tracker:
     def _clean_up(self, name: str, host: _HostProgress, event: HostEvent) -> None:
         """The working directory's and the throwaway key's removal; a failure here changes no outcome,
         it leaves something behind, which the report names."""
-        if event.event == "ok":
-            if event.stage in ("clean up", "stop"):
-                host.dir_removed = True
-            if event.stage in ("pair clean up", "stop"):
-                host.key_removed = True
+        if event.event == "ok":  # the throwaway key lines first, then the directory holding their undo script
+            host.dir_removed = host.key_removed = True
         elif event.event in ("failed", "unreachable") and event.stage != "stop":
             self.log(f"{name}: {event.stage} failed: {event.message or event.event}")
 
@@ -159,8 +157,10 @@ class Tracker:
                 if (pair.target if side == "target" else pair.source) == name:
                     self._pair_outcome(pair, "not run", why)
             return
-        if event.event == "ok" and stage == "pair target" and event.item is None and event.stdout.startswith("user="):
-            host.keys_file = event.stdout.splitlines()[-1].partition("=")[2]
+        if event.event == "ok" and stage == "pair target" and event.item is None:
+            keys = [line for line in event.stdout.splitlines() if line.startswith("keys=")]
+            if keys:
+                host.keys_file = keys[-1].partition("=")[2]
             return
         if event.item is None:
             return
