@@ -195,7 +195,15 @@ def _load_hosts(args: argparse.Namespace, err: Console) -> tuple[list, list[str]
                     markup=False,
                     highlight=False,
                 )
-            return [store.load_result(run_id) for run_id in stored.values()], list(stored)
+            loaded = {label: store.load_result(run_id) for label, run_id in stored.items()}
+            # a run that measured nothing (a pair whose login failed) would be a column of '-'
+            empty = [label for label, result in loaded.items() if not any(t.valid for t in result.trials)]
+            if empty:
+                err.print(f"left out (nothing measured): {', '.join(empty)}", markup=False, highlight=False)
+            kept = {label: result for label, result in loaded.items() if label not in empty}
+            if not kept:
+                raise UsageError(f"fleet run {fleet.id}: no stored run measured anything")
+            return list(kept.values()), list(kept)
         if len(set(args.runs)) < 1:
             raise UsageError("compare --by host needs runs (or --fleet FLEET)")
         ids = list(dict.fromkeys(store.resolve(ref) for ref in args.runs))
