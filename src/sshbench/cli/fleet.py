@@ -230,7 +230,11 @@ def cmd_compare_hosts(args: argparse.Namespace, out: Console, err: Console) -> i
     for line in host_header_lines(comparison):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     table = Table(
-        title="MiB/s per host: median [95% CI]; ordered by the slowest host (what a shared policy gets everywhere)",
+        title=(
+            "MiB/s per pair (source->target, over their network): median [95% CI]; ordered by the slowest pair"
+            if getattr(args, "pairs", False)
+            else "MiB/s per host: median [95% CI]; ordered by the slowest host (what a shared policy gets everywhere)"
+        ),
         title_justify="left",
     )
     table.add_column("combination")
