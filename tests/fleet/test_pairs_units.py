@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -187,3 +188,22 @@ def test_the_inventory_is_read_before_any_host_runs(tmp_path, capfd):
     lines = capfd.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "inventory host web2, sshbench_host_run_args: --server-cpu cannot" in lines[0], lines
     assert not (tmp_path / "r.db").exists()  # refused before the store was opened
+
+
+@pytest.mark.skipif(not ANSIBLE, reason="ansible-core is not installed (pip install 'sshbench[fleet]')")
+@pytest.mark.parametrize("name", ["sshbench-fleet.yml", "sshbench-stop.yml"])
+def test_the_playbooks_load(name, tmp_path):
+    """ansible-playbook --syntax-check (~0.6 s): every task of the role parses (a quote in a free-form shell
+    script once broke the stop play, which runs only after an interruption)."""
+    from sshbench.fleet import playbook
+
+    program = str(Path(playbook.find_ansible_playbook()))
+    done = subprocess.run(
+        [program, "--syntax-check", "-i", "localhost,", str(playbook.PLAYBOOK_DIR / name)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=playbook.ansible_env(tmp_path, 1),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0 and "ERROR" not in done.stdout + done.stderr, done.stdout + done.stderr
