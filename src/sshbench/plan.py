@@ -301,7 +301,7 @@ def plan_matrix(
             # selection leaves it out (a reference, like the raw TCP control: --no-baselines drops it).
             default = (
                 default_algorithms(client, target.server_algorithms())
-                if s.baselines and tool_client == client_name
+                if s.baselines and s.default_reference and tool_client == client_name
                 else None
             )
             algorithm_sets = [(tool_ciphers, tool_macs, tool_kexes)]

@@ -59,6 +59,9 @@ class RunSettings:
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
     parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
+    # The client's default combination measured beside the selection (the conclusion's "your ssh's
+    # default"); `sshbench crossover` compares compression on and off only, and leaves it out.
+    default_reference: bool = True
     # --runs auto without --seconds: the data phase shrinks (to 0.25 s at least) when the minimum rounds
     # would not fit in --budget at `seconds` per trial; `seconds` then records the target used.
     fit_seconds: bool = False

@@ -163,6 +163,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
     )
     run.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="do not measure your ssh's default combination beside the selection (the conclusion then "
+        "says it was not measured)",
+    )
+    run.add_argument(
         "--server-cpu",
         type=float,
         metavar="FRACTION",
@@ -321,6 +327,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         link=args.link,
         no_aesni=args.no_aesni,
         baselines=not args.no_baselines,
+        default_reference=not args.no_reference,
         dropbear_window=args.dropbear_window,
         server_cpu=args.server_cpu,
         parallel=args.parallel,
