@@ -13,11 +13,13 @@ arrived (sizes, SHA-256) run after the last stream ended, never while others sti
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from sshbench.environment import busy_cores, cpu_ticks
 from sshbench.plan import ScheduledTrial
 from sshbench.results import Combination, Trial
 from sshbench.start_gate import StartGate
@@ -123,9 +125,11 @@ def run_parallel_trial(
         if gate is not None:  # every stream at the barrier (or ended), then all released together
             gate.wait(timeout_s)
             gate.release()
+        ticks_before = cpu_ticks()  # the machine's CPU while the streams move data (the cores verdict)
         deadline = time.monotonic() + timeout_s + _JOIN_MARGIN_S
         for thread in threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
+        ticks_after = cpu_ticks()
     finally:
         if gate is not None:
             gate.close()
@@ -139,6 +143,7 @@ def run_parallel_trial(
             if results[index] is not None:
                 paths.check_received(trial, files[index])
     merged = merge(parent, streams, server_cpu_total)
+    merged.machine_busy_cores = busy_cores(ticks_before, ticks_after, os.cpu_count())
     if gate is not None and gate.released_at is not None and merged.per_stream:
         first = merged.started_at  # the first stream's start (client clock), as `started_s` counts
         if merged.wall_s is not None:

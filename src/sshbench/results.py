@@ -111,6 +111,9 @@ class Trial:
     # -P N (sshbench.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
     # trial's own figures are the aggregate (sums; the data phase from first start to last end). None: one stream.
     per_stream: list[dict] | None = None
+    # -P N: how many of this machine's cores were busy (every process, ours and others') while the streams
+    # moved data (from the start barrier's release, else the first start, to the last end); /proc/stat
+    machine_busy_cores: float | None = None
     # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
     reader_ended_at: float | None = field(default=None, repr=False)
 
@@ -163,6 +166,7 @@ class Trial:
             "tcp_wire_bytes": self.tcp_wire_bytes,
             "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
             "per_stream": self.per_stream,
+            "machine_busy_cores": self.machine_busy_cores,
         }
         return data
 
