@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # a record of the settings layer above; only its type is need
 
 IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
 NO_COMPRESSION = "none"
+# The cipher and kex of a tool that cannot be told which to use (rclone before 1.64): its rows are its own choice.
+UNPINNED = "unpinned"
 
 
 @dataclass(frozen=True, order=True)
@@ -37,6 +39,11 @@ class Combination:
     # -P N: N connections of this combination started together, each moving 1/N of the payload
     # (sshbench.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
     streams: int = 1
+
+    @property
+    def unpinned(self) -> bool:
+        """Whether its algorithms were the tool's own choice, unknown to sshbench (UNPINNED)."""
+        return UNPINNED in (self.cipher, self.kex)
 
     @property
     def label(self) -> str:

@@ -187,7 +187,12 @@ def build(
         raise UsageError(f"unknown policy {policy!r}; choose one of: {', '.join(POLICY_ORDER)}")
     if target not in FOR_CHOICES:
         raise UsageError(f"--for must be client or server (got {target!r})")
-    valid = [s for s in summary.summaries(result) if s.valid_trials > 0 and s.median_mib_s is not None]
+    # An unpinned row (a tool choosing its own algorithms) has no algorithm to put on a line.
+    valid = [
+        s
+        for s in summary.summaries(result)
+        if s.valid_trials > 0 and s.median_mib_s is not None and not s.combination.unpinned
+    ]
     if not valid:
         raise RunError(f"{run_label} has no valid trials; nothing to recommend from (run `sshbench run` again)")
     try:

@@ -23,8 +23,6 @@ from typing import ClassVar
 
 from sshbench.tools.base import Invocation, TransferTool, TrialFiles
 
-UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use
-
 _SUM_TRANSFERRED = (
     'awk \'/^Transferred: sent/ { gsub(",", ""); s += $3; r += $5; if ($8 > t) t = $8 } '
     'END { if (s + r) printf "Transferred: sent %d, received %d bytes, in %.1f seconds\\n", s, r, t }\''
