@@ -40,8 +40,9 @@ WHY = {
     "link": "the link: its rate is the ceiling",
     "raw-tcp": "the path: raw TCP with as many streams is no faster",
     "streams": "each stream is already at its single-stream rate",
-    "busy": "the cores: at -P {n} this machine's {cores} cores were busy ({machine} of {cores}; ssh client and "
-    "server {used}, everything else the rest)",
+    "busy": "the cores: at -P {n} client and server used {used} of this machine's {cores} cores",
+    "busy-machine": "the cores: at -P {n} this machine's {cores} cores were busy ({machine} of {cores}; ssh client "
+    "and server {used}, everything else the rest)",
     "ssh": "not a ceiling measured here: at -P {n} the rate stays well below every one while client and server "
     "used {used} of {cores} cores (ssh's own overhead, or other load on the machine taking the rest)",
 }
@@ -120,7 +121,7 @@ class StreamSweep:
         reason = last.limited_by
         short = (last.of_ceiling or 0.0) < ENOUGH_FRACTION
         if short and self.busy(last):
-            reason = "busy"
+            reason = "busy" if last.machine_cores is None else "busy-machine"
         elif (last.of_ceiling or 0.0) < FAR_BELOW:
             reason = "ssh"
         machine = f"{last.machine_cores:.1f}" if last.machine_cores is not None else "?"
