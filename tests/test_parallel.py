@@ -272,6 +272,18 @@ def test_the_start_gate_holds_every_stream_until_all_have_arrived(tmp_path):
     assert after.returncode != 0 and b"passed" not in after.stdout  # the FIFOs are gone: it ends, never waits
 
 
+def test_the_machines_busy_cores_come_from_proc_stat():
+    from sshbench.environment import busy_cores, cpu_ticks
+
+    # /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice
+    before = cpu_ticks("cpu  100 0 50 800 10 5 5 30 0 0\ncpu0 50 0 25 400 5 2 3 15 0 0\n")
+    after = cpu_ticks("cpu  250 0 100 850 10 5 15 70 0 0\n")
+    assert before == (190, 1000) and after == (440, 1300)  # busy: user+nice+system+irq+softirq+steal
+    assert busy_cores(before, after, 2) == pytest.approx(250 / 300 * 2)
+    assert cpu_ticks("intr 1 2 3\n") is None and busy_cores(None, after, 2) is None
+    assert busy_cores(after, after, 2) is None  # no time passed: no figure
+
+
 def test_split_ranges_cover_the_file_in_whole_blocks():
     from sshbench.tools.split import ranges
 

@@ -26,6 +26,7 @@ import contextlib
 import os
 import select
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -52,6 +53,10 @@ class StartGate:
         self._ended: set[int] = set()
         self.released_at: float | None = None
         self._pending = b""
+        # A stream's thread may report its end after close() (one stuck past the join bound): its fd number
+        # may then be another file's, so writes check under this lock that the FIFOs are still open.
+        self._lock = threading.Lock()
+        self._closed = False
 
     def files(self, index: int) -> GateFiles:
         """Stream `index`'s (0-based) FIFOs, for its TrialFiles."""
@@ -59,8 +64,9 @@ class StartGate:
 
     def ended(self, index: int) -> None:
         """Stream `index`'s client has exited (called from its thread): never wait for it any longer."""
-        with contextlib.suppress(OSError):
-            os.write(self._arrive_fd, f"{index + 1} ended\n".encode())
+        with self._lock, contextlib.suppress(OSError):
+            if not self._closed:
+                os.write(self._arrive_fd, f"{index + 1} ended\n".encode())
 
     def wait(self, timeout_s: float) -> bool:
         """Read arrivals until every stream has arrived or ended (True), or `timeout_s` passed (False)."""
@@ -101,9 +107,12 @@ class StartGate:
     def close(self) -> None:
         """Release whoever still waits, close the FIFOs, remove the directory."""
         self.release()
-        for fd in (self._arrive_fd, *self._go_fds):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                for fd in (self._arrive_fd, *self._go_fds):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
