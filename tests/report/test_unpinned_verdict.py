@@ -4,9 +4,11 @@ cipher would), and it never reaches the config lines. Constructed runs, no serve
 
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 
 from sshbench import summary
+from sshbench.errors import RunError
 from sshbench.report import compact, markdown, ranked
 from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, RunResult, Trial
 from sshbench.security import policy, report_hooks
@@ -64,3 +66,7 @@ def test_an_unpinned_row_never_reaches_the_config_lines() -> None:
     built = policy.build(_run(), "trusted-lan")  # the loosest policy: a weak row would be let in
     lines = [line.text for line in built.option_lines()]
     assert lines and not any(UNPINNED in line for line in lines)
+    only_rclone = _run()
+    only_rclone.trials = [t for t in only_rclone.trials if t.combination == RCLONE]
+    with pytest.raises(RunError, match="only tools that chose their own algorithms"):
+        policy.build(only_rclone, "trusted-lan")
