@@ -41,8 +41,8 @@ WHY = {
     "raw-tcp": "the path: raw TCP with as many streams is no faster",
     "streams": "each stream is already at its single-stream rate",
     "busy": "the cores: at -P {n} client and server used {used} of this machine's {cores} cores",
-    "busy-machine": "the cores: at -P {n} this machine's {cores} cores were busy ({machine} of {cores}; ssh client "
-    "and server {used}, everything else the rest)",
+    "busy-machine": "the cores: at -P {n} this machine's {cores} cores were busy ({machine} of {cores}; {ours} "
+    "{used}, everything else the rest)",
     "ssh": "not a ceiling measured here: at -P {n} the rate stays well below every one while client and server "
     "used {used} of {cores} cores (ssh's own overhead, or other load on the machine taking the rest)",
 }
@@ -126,7 +126,11 @@ class StreamSweep:
             reason = "ssh"
         machine = f"{last.machine_cores:.1f}" if last.machine_cores is not None else "?"
         return WHY[reason].format(
-            cores=self.cores or "?", used=f"{last.cpu_cores or 0:.1f}", n=last.streams, machine=machine
+            cores=self.cores or "?",
+            used=f"{last.cpu_cores or 0:.1f}",
+            n=last.streams,
+            machine=machine,
+            ours="ssh client and server" if self.shares_machine else "the ssh client",
         )
 
     def conclusion(self) -> str | None:
