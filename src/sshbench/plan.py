@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
 from sshbench.errors import UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
-
-UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use (rclone before 1.64)
+from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, UNPINNED, Combination
 
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings
