@@ -234,6 +234,9 @@ class Runner:
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left)
                 ):
                     self.result.notices.append(notice)
+                    self.result.environment["payload_size"] = (
+                        f"adaptive (~{s.seconds:g} s per trial to fit --budget, at most {format_size(s.max_size)})"
+                    )
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             for attempt in range(PROBE_ATTEMPTS) if item.calibration else ():  # a bigger probe while too short
