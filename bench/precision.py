@@ -68,6 +68,10 @@ class Measured:
                 out.setdefault(key, {})[t["repetition"]] = t["payload_bytes"] / MIB / t["data_s"]
         return out
 
+    def positions(self) -> dict[str, int]:
+        """Each combination's place in the reported ranking (summaries are in the ranking's order)."""
+        return {f"{s['cipher']} {s['mac']}": i for i, s in enumerate(self.summaries)}
+
     def undecided(self) -> int:
         return len(self.doc["stats"]["undecided_pairs"])
 
@@ -108,12 +112,17 @@ def agreement(a: Measured, b: Measured) -> None:
     ra, rb = a.rates(), b.rates()
     ma = {k: statistics.median(v.values()) for k, v in ra.items()}
     mb = {k: statistics.median(v.values()) for k, v in rb.items()}
-    far_same = far_total = near_reversed = near_total = 0
+    pa, pb = a.positions(), b.positions()
+    far_same = far_total = near_reversed = near_total = ranked_same = 0
     for x, y in itertools.combinations(sorted(ma.keys() & mb.keys()), 2):
         gap = max(ma[x], ma[y]) / min(ma[x], ma[y]) - 1
         if gap >= 0.20:
             far_total += 1
-            far_same += (ma[x] > ma[y]) == (mb[x] > mb[y])
+            same = (ma[x] > ma[y]) == (mb[x] > mb[y])
+            far_same += same
+            ranked_same += x in pa and y in pa and x in pb and y in pb and (pa[x] < pa[y]) == (pb[x] < pb[y])
+            if not same:
+                print(f"  reversed: {x} {ma[x]:.0f} vs {y} {ma[y]:.0f} MiB/s, then {mb[x]:.0f} vs {mb[y]:.0f}")
         elif gap >= 0.05:
             near_total += 1
             ea, eb = stats.paired_ratio_ci(ra[x], ra[y]), stats.paired_ratio_ci(rb[x], rb[y])
@@ -122,6 +131,7 @@ def agreement(a: Measured, b: Measured) -> None:
     print(
         f"  pairs >= 20% apart ordered the same in both runs: {far_same}/{far_total}"
         + (f" ({far_same / far_total:.0%}; goal 100%)" if far_total else "")
+        + f"; in the same order in both reported rankings: {ranked_same}/{far_total}"
     )
     print(f"  pairs 5-20% apart reversed with confidence: {near_reversed}/{near_total} (goal 0)")
 

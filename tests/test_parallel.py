@@ -25,6 +25,8 @@ from sshbench.tools.pipe import PipeTool
 from sshbench.units import MIB
 
 GCM = "aes128-gcm@openssh.com"
+# OpenSSH's default cipher: a run of it needs no default-combination reference beside it (half the trials)
+CHACHA = "chacha20-poly1305@openssh.com"
 
 
 def test_two_streams_and_one_in_one_run_sum_to_the_payload(tmp_path):
@@ -32,7 +34,7 @@ def test_two_streams_and_one_in_one_run_sum_to_the_payload(tmp_path):
     done = run_cli(
         "run",
         "--ciphers",
-        GCM,
+        CHACHA,
         "-P",
         "1,2",
         "--size",
@@ -49,8 +51,8 @@ def test_two_streams_and_one_in_one_run_sum_to_the_payload(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "each moving 1/N of the payload" in done.stderr
     doc = json.loads(out.read_text())
-    # (the client's default cipher is measured too, as a reference for the conclusion: left aside here)
-    transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and t["cipher"] == GCM]
+    # (were the client's default another cipher, it would be measured too, as a reference: left aside here)
+    transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and t["cipher"] == CHACHA]
     assert sorted(t["streams"] for t in transfers) == [1, 2]
     parallel = next(t for t in transfers if t["streams"] == 2)
     assert parallel["valid"], parallel["invalid_reason"]
@@ -60,12 +62,18 @@ def test_two_streams_and_one_in_one_run_sum_to_the_payload(tmp_path):
     assert sum(s["payload_bytes"] for s in streams) == parallel["payload_bytes"]
     assert sum(s["received_bytes_at_sink"] for s in streams) == parallel["received_bytes_at_sink"] == 4 * MIB
     assert parallel["data_clock"] == "server-reader"
+    # The start barrier: both streams' server sides reached it, were released together, and their data phases
+    # then began together (server clock) whatever their connections' set-up took (at_gate_s).
+    released = {s["released_s"] for s in streams}
+    assert len(released) == 1 and released.pop() >= max(s["at_gate_s"] for s in streams) >= 0
+    assert abs(streams[0]["data_started_s"] - streams[1]["data_started_s"]) < 0.2
+    assert 0 < parallel["machine_busy_cores"] <= os.cpu_count()
     # the common data phase covers every stream's own one
     assert parallel["data_s"] >= max(s["data_s"] for s in streams) * 0.999
     assert parallel["client_cpu_s"] == pytest.approx(sum(s["client_cpu_s"] for s in streams))
     single = next(t for t in transfers if t["streams"] == 1)
     assert single["per_stream"] is None
-    by_streams = {s["streams"]: s for s in doc["summaries"] if s["cipher"] == GCM}
+    by_streams = {s["streams"]: s for s in doc["summaries"] if s["cipher"] == CHACHA}
     assert by_streams[2]["per_stream"]["streams"] == 2 and by_streams[1]["per_stream"] is None
     assert {h["streams"] for h in doc["handshakes"]} == {1, 2}
     # the raw TCP control ran with 2 streams too, and the 2-stream row is compared with it
@@ -197,7 +205,10 @@ def _processes_mentioning(needle: str) -> list[int]:
 
 
 def test_ctrl_c_stops_every_stream(isolated_state):
-    proc = start_cli("run", "--ciphers", GCM, "-P", "3", "--size", "16M", "--runs", "50", "--warmup", "0", "-v")
+    proc = start_cli(
+        *("run", "--ciphers", GCM, "-P", "3", "--size", "16M", "--runs", "50", "--warmup", "0", "-v"),
+        "--no-baselines",  # (nothing to interrupt there: the streams are)
+    )
     try:
         wait_for_line(proc.stderr, "run 1:", also="transfer")
         proc.send_signal(signal.SIGINT)
@@ -227,6 +238,50 @@ def test_split_moves_one_file_in_ranges_both_ways_and_its_checksum_matches(tmp_p
         assert t["sink"] == "tmpfs" and t["streams"] == 2 and t["per_stream"] is None
         wire = t["sent_bytes"] if t["direction"] == "up" else t["received_bytes"]
         assert wire >= 3 * MIB  # the two connections' own counts, summed
+
+
+def test_the_start_gate_holds_every_stream_until_all_have_arrived(tmp_path):
+    """The barrier's protocol with real processes (the pipe's own gate script under sh, no ssh): nobody passes
+    before the release, a stream that ended without arriving is not waited for, a late one is not stuck."""
+    import subprocess
+
+    from sshbench.start_gate import StartGate
+    from sshbench.tools.remote_report import gate_script
+
+    gate = StartGate(tmp_path / "gate", 3)
+
+    def stream(index: int) -> subprocess.Popen[str]:
+        files = gate.files(index)
+        script = gate_script(files.arrive, files.go, files.stream) + "echo passed"
+        return subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True)
+
+    try:
+        waiting = [stream(i) for i in range(2)]
+        gate.ended(2)  # stream 3's client exited before reaching the barrier: not waited for
+        assert gate.wait(60)  # (returns as soon as streams 1 and 2 are there)
+        assert set(gate.arrived_at) == {0, 1} and all(p.poll() is None for p in waiting)
+        gate.release()
+        late = stream(2)  # a script that reaches the barrier after the release goes at once
+        for proc in [*waiting, late]:
+            assert proc.communicate(timeout=10)[0] == "passed\n" and proc.returncode == 0
+    finally:
+        gate.close()
+    assert not (tmp_path / "gate").exists()
+    gone = gate.files(0)
+    after = subprocess.run(["sh", "-c", gate_script(gone.arrive, gone.go, 1) + "echo passed"], capture_output=True)
+    assert after.returncode != 0 and b"passed" not in after.stdout  # the FIFOs are gone: it ends, never waits
+
+
+def test_the_machines_busy_cores_come_from_proc_stat():
+    from sshbench.environment import busy_cores, cpu_ticks
+
+    # /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice
+    before = cpu_ticks("cpu  100 0 50 800 10 5 5 30 0 0\ncpu0 50 0 25 400 5 2 3 15 0 0\n")
+    after = cpu_ticks("cpu  250 0 100 850 10 5 15 70 0 0\n")
+    assert before == (190, 1000) and after == (440, 1300)  # busy: user+nice+system+irq+softirq+steal
+    assert busy_cores(before, after, 2) == pytest.approx(250 / 300 * 2)
+    assert cpu_ticks("intr 1 2 3\n") is None and busy_cores(None, after, 2) is None
+    assert busy_cores(after, after, 2) is None  # no time passed: no figure
 
 
 def test_split_ranges_cover_the_file_in_whole_blocks():

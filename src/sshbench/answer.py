@@ -120,8 +120,12 @@ class Answer:
         default = self._default_line()
         if default:
             out.append("  " + default)
-        if self.bound_by:
-            out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)}: {self.bound_by_evidence}")
+        if self.slowest is not None and self.slowest.relative_to_fastest:
+            out.append(f"  slowest: {self.slowest.name}, {_factor(self.slowest.relative_to_fastest)}x as long")
+        if self.bound_by:  # the evidence on a line of its own: the block's lines fit 100 columns
+            out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)}")
+            if self.bound_by_evidence:
+                out.append(f"    {self.bound_by_evidence}")
         if self.config:
             out.append(f"  for ~/.ssh/config (Host *; policy {self.policy}; `sshbench recommend` for others):")
             out += [f"    {line}" for line in self.config]
@@ -147,8 +151,6 @@ class Answer:
             line = f"{what} takes {_factor(d.relative_to_fastest)}x{interval} as long"
         else:
             line = f"{what}: no valid trial"
-        if self.slowest is not None and self.slowest.relative_to_fastest:
-            line += f"; {self.slowest.name} {_factor(self.slowest.relative_to_fastest)}x"
         return line
 
     def to_json(self) -> dict:

@@ -74,3 +74,30 @@ def _os_release() -> str | None:
     except OSError:
         pass
     return platform.platform()
+
+
+def cpu_ticks(stat_text: str | None = None) -> tuple[int, int] | None:
+    """(busy, total) clock ticks of all CPUs together since boot, from /proc/stat's `cpu` line: busy is
+    user + nice + system + irq + softirq + steal (a VM's stolen time is time this machine did not have),
+    total adds idle and iowait. None where there is no /proc/stat."""
+    if stat_text is None:
+        try:
+            stat_text = Path("/proc/stat").read_text()
+        except OSError:
+            return None
+    for line in stat_text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu" and len(fields) >= 8 and all(f.isdigit() for f in fields[1:9]):
+            user, nice, system, idle, iowait, irq, softirq = (int(f) for f in fields[1:8])
+            steal = int(fields[8]) if len(fields) > 8 else 0
+            busy = user + nice + system + irq + softirq + steal
+            return busy, busy + idle + iowait
+    return None
+
+
+def busy_cores(before: tuple[int, int] | None, after: tuple[int, int] | None, cores: int | None) -> float | None:
+    """How many of the machine's `cores` were busy between two cpu_ticks() snapshots, every process counted
+    (ours and anyone else's): the share of busy ticks times the cores."""
+    if before is None or after is None or not cores or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * cores

@@ -3,20 +3,26 @@ into one trial (its figures: sshbench.streams).
 
 Each stream is an ordinary trial (sshbench.trial.run_trial: its own client process in its own session,
 its own timer, its own log and server-side report), run on its own thread so that all N start within a
-few milliseconds and each one's end is seen when it happens. Every client is registered with
+few milliseconds and each one's end is seen when it happens. With the pipe tool on a server that shares
+this machine's filesystem, the streams' server-side scripts also wait at a start barrier
+(sshbench.start_gate) until all N are about to move data, so that the common data phase holds data
+movement and not N connection set-ups queueing for the same cores. Every client is registered with
 `trial.RunningProcess`, so Ctrl-C kills all of them (the runner's `finally`). Integrity checks of what
 arrived (sizes, SHA-256) run after the last stream ended, never while others still move data.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from sshbench.environment import busy_cores, cpu_ticks
 from sshbench.plan import ScheduledTrial
 from sshbench.results import Combination, Trial
+from sshbench.start_gate import StartGate
 from sshbench.streams import merge, stream_share
 from sshbench.targets import Target
 from sshbench.tools import TransferTool, TrialFiles
@@ -31,6 +37,12 @@ def fans_out(combo: Combination, tool: TransferTool) -> bool:
     """Whether this combination runs as N copies of the tool (a tool that splits one file over its own
     connections takes N itself)."""
     return combo.streams > 1 and not tool.splits_streams
+
+
+def uses_gate(tool: TransferTool, target: Target) -> bool:
+    """Whether the streams wait at the start barrier: a tool whose server-side script can (the pipe), on a
+    server whose filesystem is this machine's (the barrier's FIFOs)."""
+    return tool.start_gate and target.shares_local_filesystem
 
 
 def stream_files(files: TrialFiles, index: int) -> TrialFiles:
@@ -56,7 +68,8 @@ def run_parallel_trial(
     env: dict[str, str] | None = None,
 ) -> Trial:
     """One parallel trial of `item.combination.streams` streams. A handshake trial opens N empty
-    connections together: the fixed cost the N-stream transfers' wall time also contains."""
+    connections together (through the same barrier): the fixed cost the N-stream transfers' wall time
+    also contains."""
     combo, kind = item.combination, item.kind
     n = combo.streams
     share = stream_share(payload_bytes, n) if kind == "transfer" else 0
@@ -72,6 +85,9 @@ def run_parallel_trial(
     results: list[Trial | None] = [None] * n
     failures: list[str | None] = [None] * n
     go = threading.Event()
+    gate = StartGate(workdir / f"gate-{time.monotonic_ns()}", n) if uses_gate(tool, target) else None
+    if gate is not None:
+        files = [replace(f, gate=gate.files(i)) for i, f in enumerate(files)]
 
     def stream(index: int) -> None:
         go.wait()
@@ -95,16 +111,28 @@ def run_parallel_trial(
             )
         except Exception as err:  # a stream that could not even start: the trial says which
             failures[index] = f"{type(err).__name__}: {err}"
+        finally:
+            if gate is not None:
+                gate.ended(index)  # (one that never reached the barrier is not waited for)
 
     server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
     # Daemon threads: after Ctrl-C the runner kills every client (RunningProcess) and moves on.
     threads = [threading.Thread(target=stream, args=(i,), daemon=True, name=f"stream-{i + 1}") for i in range(n)]
-    for thread in threads:
-        thread.start()
-    go.set()
-    deadline = time.monotonic() + timeout_s + _JOIN_MARGIN_S
-    for thread in threads:
-        thread.join(max(deadline - time.monotonic(), 0.0))
+    try:
+        for thread in threads:
+            thread.start()
+        go.set()
+        if gate is not None:  # every stream at the barrier (or ended), then all released together
+            gate.wait(timeout_s)
+            gate.release()
+        ticks_before = cpu_ticks()  # the machine's CPU while the streams move data (the cores verdict)
+        deadline = time.monotonic() + timeout_s + _JOIN_MARGIN_S
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        ticks_after = cpu_ticks()
+    finally:
+        if gate is not None:
+            gate.close()
     server_cpu_total = None
     if server_cpu_before is not None:
         after = target.server_cpu_total()
@@ -114,7 +142,21 @@ def run_parallel_trial(
         for index, trial in enumerate(streams):
             if results[index] is not None:
                 paths.check_received(trial, files[index])
-    return merge(parent, streams, server_cpu_total)
+    merged = merge(parent, streams, server_cpu_total)
+    merged.machine_busy_cores = busy_cores(ticks_before, ticks_after, os.cpu_count())
+    if gate is not None and gate.released_at is not None and merged.per_stream:
+        first = merged.started_at  # the first stream's start (client clock), as `started_s` counts
+        if merged.wall_s is not None:
+            # The trial's wall time from the release: what wall minus the same-shape (N-stream, gated)
+            # handshake compares with the data phase, without the slowest set-up's jitter in it.
+            merged.wall_s = max(first + merged.wall_s - gate.released_at, 0.0)
+        for index, entry in enumerate(merged.per_stream):
+            # When its server side was ready to move data (connection, login, session and shell behind it),
+            # and when all were released: the set-up the barrier keeps out of the common data phase.
+            arrived = gate.arrived_at.get(index)
+            entry["at_gate_s"] = round(arrived - first, 6) if arrived is not None else None
+            entry["released_s"] = round(gate.released_at - first, 6)
+    return merged
 
 
 def _stream_trial(
@@ -135,4 +177,4 @@ def _stream_trial(
     )
 
 
-__all__ = ["fans_out", "run_parallel_trial", "stream_files"]
+__all__ = ["fans_out", "run_parallel_trial", "stream_files", "uses_gate"]

@@ -22,6 +22,12 @@ MIN_SIZE = 1 * MIB  # below this the data phase is too short for any clock here
 PROBE_SIZE = 16 * MIB  # calibration transfer: ~0.8 s even for 3des-cbc (~20 MiB/s)
 LADDER = [MIB << i for i in range(0, 14)]  # 1 MiB .. 8 GiB
 _CHUNK = 8 * MIB
+# Random payloads repeat one block drawn from the kernel's generator once per run: writing 1 GiB took
+# 3.6 s with os.urandom for every byte (the raw TCP control's payload: 6% of a default run's minute) and
+# ~0.5 s as copies of one block. The repeat is invisible to ssh's zlib (its window is 32 KiB), and the
+# block's odd length (not a divisor of any ladder size) keeps every byte range of a split transfer
+# distinct, so a range written at the wrong offset still fails the checksum.
+_RANDOM_PERIOD = 32 * MIB + 4093
 
 
 def size_for_rate(mib_s: float, target_seconds: float, max_size: int) -> int:
@@ -105,6 +111,7 @@ class PayloadStore:
         self._files: dict[int, Path] = {}
         self._digests: dict[Path, str] = {}
         self._text: bytes | None = None
+        self._random: bytes | None = None
 
     def path_for(self, size: int) -> Path:
         if self.kind == "file":
@@ -137,29 +144,26 @@ class PayloadStore:
             self._digests[path] = sha256_of(path)
         return self._digests[path]
 
-    def _block(self, n: int, offset: int) -> bytes:
+    def _source(self) -> bytes:
+        """The block a payload of this kind repeats, cut to size (random: _RANDOM_PERIOD)."""
         if self.kind == "zero":
-            return bytes(n)
+            return bytes(_CHUNK)
         if self.kind == "text":
             if self._text is None:
                 self._text = text_corpus()
-            text = self._text
-            start = offset % len(text)
-            out = bytearray()
-            while len(out) < n:  # the corpus repeated, cut to size
-                out += text[start : start + n - len(out)]
-                start = 0
-            return bytes(out)
+            return self._text
         # The kernel's generator: incompressible for zlib and faster here than random.randbytes.
-        return os.urandom(n)
+        if self._random is None or len(self._random) != _RANDOM_PERIOD:
+            self._random = os.urandom(_RANDOM_PERIOD)
+        return self._random
 
     def _generate(self, path: Path, size: int) -> None:
+        source = memoryview(self._source())
         with open(path, "wb") as out:
             written = 0
             while written < size:
-                n = min(_CHUNK, size - written)
-                out.write(self._block(n, written))
-                written += n
+                start = written % len(source)
+                written += out.write(source[start : start + min(_CHUNK, size - written)])
 
     @staticmethod
     def _copy_prefix(src: Path, dst: Path, size: int) -> None:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
 from sshbench.errors import UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, Combination
-
-UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use (rclone before 1.64)
+from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, UNPINNED, Combination
 
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings
@@ -100,6 +98,36 @@ def handshake_combinations(transfers: list[Combination]) -> list[Combination]:
     return list(seen.values())
 
 
+def calibration_key(combo: Combination) -> Combination:
+    """What a combination's payload size is calibrated by: everything but its MAC and kex. The cipher
+    (with tool, direction, link, streams...) sets the rate to within ~2x; a MAC moves it less (aes128-ctr
+    with umac-64 vs hmac-sha2-512: ~1.6x here), and a data phase 0.5-2x the target times as well. So
+    `--full` (115 combinations on OpenSSH 9.2, ~1.2 s of probes each) probes once per cipher."""
+    return replace(combo, mac="", kex="")
+
+
+def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[Combination]]:
+    """Each calibration group's first combination (in matrix order) -> every member, itself first."""
+    groups: dict[Combination, list[Combination]] = {}
+    for combo in transfers:
+        groups.setdefault(calibration_key(combo), []).append(combo)
+    return {members[0]: members for members in groups.values()}
+
+
+def fitted_data_phase(
+    time_left_s: float, transfers: int, overhead_s: float, fixed_s: float, target_s: float, floor_s: float
+) -> float:
+    """The data-phase target (s) at which `transfers` trials (the minimum rounds') fit in `time_left_s`,
+    each costing `overhead_s` outside its data phase (connect, key exchange, login: ~0.34 s here) and
+    the rounds' other trials `fixed_s` in all (handshakes, raw TCP controls); a tenth of the time is
+    kept for spawning and the ladder's rounding. Never above `target_s` (the minimum rounds shrink to
+    fit the budget, they never grow), never below `floor_s`."""
+    if transfers <= 0:
+        return target_s
+    fitted = (0.9 * time_left_s - fixed_s) / transfers - overhead_s
+    return max(floor_s, min(target_s, fitted))
+
+
 def schedule(
     transfers: list[Combination],
     handshakes: list[Combination],
@@ -109,7 +137,8 @@ def schedule(
     raw_tcp: Combination | list[Combination] | None = None,
     seed: int | None = None,
 ) -> list[ScheduledTrial]:
-    """Warm-up passes first (the first one calibrates sizes when asked), then `runs` interleaved passes.
+    """Warm-up passes first (the first one calibrates sizes when asked, one probe per calibration group:
+    the others of a group take its size), then `runs` interleaved passes.
     Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
     sftp, rsync) has a handshake figure when its calibration probe needs a rate.
     `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination
@@ -119,9 +148,13 @@ def schedule(
     plan: list[ScheduledTrial] = []
     raw_tcps = [] if raw_tcp is None else [raw_tcp] if isinstance(raw_tcp, Combination) else list(raw_tcp)
     warmup_passes = max(warmup, 1 if calibrate else 0)
+    probed = list(calibration_groups(transfers)) if calibrate else transfers
     for rep in range(warmup_passes):
         plan.extend(ScheduledTrial(c, "handshake", rep, True) for c in handshakes)
-        plan.extend(ScheduledTrial(c, "transfer", rep, True, calibration=calibrate and rep == 0) for c in transfers)
+        first = calibrate and rep == 0  # the calibration pass: one probe per group (calibration_key)
+        plan.extend(
+            ScheduledTrial(c, "transfer", rep, True, calibration=first) for c in (probed if first else transfers)
+        )
         plan.extend(ScheduledTrial(r, "raw-tcp", rep, True, calibration=calibrate and rep == 0) for r in raw_tcps)
     for rep in range(runs):
         plan.extend(measured_round(transfers, handshakes, rep, rng))
@@ -266,7 +299,7 @@ def plan_matrix(
             # selection leaves it out (a reference, like the raw TCP control: --no-baselines drops it).
             default = (
                 default_algorithms(client, target.server_algorithms())
-                if s.baselines and tool_client == client_name
+                if s.baselines and s.default_reference and tool_client == client_name
                 else None
             )
             algorithm_sets = [(tool_ciphers, tool_macs, tool_kexes)]

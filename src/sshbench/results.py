@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # a record of the settings layer above; only its type is need
 
 IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
 NO_COMPRESSION = "none"
+# The cipher and kex of a tool that cannot be told which to use (rclone before 1.64): its rows are its own choice.
+UNPINNED = "unpinned"
 
 
 @dataclass(frozen=True, order=True)
@@ -37,6 +39,11 @@ class Combination:
     # -P N: N connections of this combination started together, each moving 1/N of the payload
     # (sshbench.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
     streams: int = 1
+
+    @property
+    def unpinned(self) -> bool:
+        """Whether its algorithms were the tool's own choice, unknown to sshbench (UNPINNED)."""
+        return UNPINNED in (self.cipher, self.kex)
 
     @property
     def label(self) -> str:
@@ -118,6 +125,9 @@ class Trial:
     # -P N (sshbench.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
     # trial's own figures are the aggregate (sums; the data phase from first start to last end). None: one stream.
     per_stream: list[dict] | None = None
+    # -P N: how many of this machine's cores were busy (every process, ours and others') while the streams
+    # moved data (from the start barrier's release, else the first start, to the last end); /proc/stat
+    machine_busy_cores: float | None = None
     # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
     reader_ended_at: float | None = field(default=None, repr=False)
 
@@ -172,6 +182,7 @@ class Trial:
             "tcp_bytes_before_clock": self.tcp_bytes_before_clock,
             "tcp_bytes_unacked_at_clock_end": self.tcp_bytes_unacked_at_clock_end,
             "per_stream": self.per_stream,
+            "machine_busy_cores": self.machine_busy_cores,
         }
         return data
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,6 +16,7 @@ from pathlib import Path
 from sshbench import baselines as baseline_hooks
 from sshbench import clock, environment, parallel, summary
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
+from sshbench.calibration import PROBE_ATTEMPTS, Calibration, round_cost
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
@@ -24,9 +24,6 @@ from sshbench.payload import (
     FLATTERING_KINDS,
     PROBE_SIZE,
     PayloadStore,
-    needs_bigger_probe,
-    size_at_least,
-    size_for_rate,
 )
 from sshbench.plan import (
     ScheduledTrial,
@@ -225,13 +222,28 @@ class Runner:
             plan, sizes = self._resume_plan(plan, sizes, combos)
         if self.on_plan:
             self.on_plan(len(plan))
+        calibration = Calibration(combos, s, sizes)
+        fitted = False
         for index, item in enumerate(plan):
             if self._raw_tcp_left_out and item.kind == baseline_hooks.raw_tcp.KIND:
                 continue
+            if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
+                fitted = True
+                time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
+                if self.resume_from is None and (
+                    notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left)
+                ):
+                    self.result.notices.append(notice)
+                    self.result.environment["payload_size"] = (
+                        f"adaptive (~{s.seconds:g} s per trial to fit --budget, at most {format_size(s.max_size)})"
+                    )
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
-            if item.calibration:
-                self._calibrate(target, item, trial, sizes, payloads, workdir, index, len(plan))
+            for attempt in range(PROBE_ATTEMPTS) if item.calibration else ():  # a bigger probe while too short
+                if not calibration.after_probe(item.combination, trial, attempt):
+                    break
+                trial = self._one(target, item, sizes, payloads, workdir)
+                self._record(index, len(plan), trial, target)
         if s.adaptive:
             self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
@@ -259,7 +271,7 @@ class Runner:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
             elapsed = time.monotonic() - self._started
-            if elapsed + self._round_cost(needing) + END_RESERVE_S > s.budget_s:
+            if elapsed + round_cost(self.result.trials, needing) + END_RESERVE_S > s.budget_s:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
             plan = measured_round(needing, handshake_combinations(needing), rounds, rng)
@@ -275,18 +287,6 @@ class Runner:
             f"--runs auto: {rounds} measured rounds; stopped because {reason}"
             + (f"; {left} neighbouring pair(s) stayed undecided (named under the table)" if left else "")
         )
-
-    def _round_cost(self, combos: list[Combination]) -> float:
-        """Seconds one more round of these would take: each one's median measured trial wall time (a
-        handshake's for the connection), with a margin for spawning."""
-        walls: dict[Combination, list[float]] = {}
-        for t in self.result.trials:
-            if not t.warmup and t.wall_s is not None and t.kind == "transfer":
-                walls.setdefault(t.combination, []).append(t.wall_s)
-        handshake = [t.wall_s for t in self.result.trials if t.kind == "handshake" and t.wall_s is not None]
-        per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
-        per_round += statistics.median(handshake) if handshake else 0.0
-        return per_round * 1.2
 
     def _note_payloads(self) -> None:
         ratios = self._files.zlib_ratios
@@ -318,44 +318,6 @@ class Runner:
                 f"{target.death_reason() or 'the target died'} during the run; "
                 f"kept the {self._measured()} trials measured before"
             )
-
-    def _calibrate(
-        self,
-        target: Target,
-        item: ScheduledTrial,
-        trial: Trial,
-        sizes: dict[Combination, int],
-        payloads: PayloadStore,
-        workdir,
-        index: int,
-        total: int,
-    ) -> None:
-        """Size this combination's payload from its probe's rate; re-probe (at most twice, as extra
-        warm-up trials) while the probe was too short to time well."""
-        s = self.settings
-        for _ in range(2):
-            if not (trial.valid and trial.mib_s):
-                return
-            size = sizes[item.combination]
-            sizes[item.combination] = self._size_for(trial)
-            if not needs_bigger_probe(trial.data_s, size, s.seconds, s.max_size):
-                return
-            sizes[item.combination] = max(sizes[item.combination], min(size * 4, s.max_size))
-            trial = self._one(target, item, sizes, payloads, workdir)
-            self._record(index, total, trial, target)
-        if trial.valid and trial.mib_s:
-            sizes[item.combination] = self._size_for(trial)
-
-    def _size_for(self, trial: Trial) -> int:
-        """The payload for a ~--seconds data phase at the probe's rate; under --server-cpu at least
-        twice what arrived before the probe's reader started (a channel window), so that the reader
-        times most of it (clock.reader_timed_too_little) rather than wall minus a slow handshake."""
-        s = self.settings
-        assert trial.mib_s is not None
-        size = size_for_rate(trial.mib_s, s.seconds, s.max_size)
-        if s.server_cpu is not None and trial.tcp_bytes_before_clock:
-            size = max(size, size_at_least(2 * trial.tcp_bytes_before_clock, s.max_size))
-        return size
 
     def _one(
         self, target: Target, item: ScheduledTrial, sizes: dict[Combination, int], payloads: PayloadStore, workdir

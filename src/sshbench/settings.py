@@ -20,6 +20,8 @@ DEFAULT_TIE = DEFAULT_TIE_MARGIN
 # The measuring part of a run; the command around it (start-up, the conclusion's check connection, the
 # report) adds ~5 s: a default `sshbench run` measured 65.1 s with 60 here on a quiet 2-core VM.
 DEFAULT_BUDGET_S = 55.0
+# --full (115 combinations with OpenSSH 9.2): the budget that ends the command within ~5 minutes.
+DEFAULT_FULL_BUDGET_S = 270.0
 
 
 @dataclass
@@ -57,6 +59,12 @@ class RunSettings:
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
     parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
+    # The client's default combination measured beside the selection (the conclusion's "your ssh's
+    # default"); `sshbench crossover` compares compression on and off only, and leaves it out.
+    default_reference: bool = True
+    # --runs auto without --seconds: the data phase shrinks (to 0.25 s at least) when the minimum rounds
+    # would not fit in --budget at `seconds` per trial; `seconds` then records the target used.
+    fit_seconds: bool = False
     raw_tcp_port: int | None = None  # --raw-tcp-port: the raw TCP control's port on a remote HOST (None: any free one)
 
     def validate(self) -> None:

@@ -24,7 +24,7 @@ NEEDS_NETNS = pytest.mark.skipif(
     namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
     reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}",
 )
-FAST_KEX = ["--kex", "curve25519-sha256", "--ciphers", "aes128-gcm@openssh.com"]
+FAST_KEX = ["--kex", "curve25519-sha256", "--ciphers", "aes128-gcm@openssh.com", "--no-reference"]
 
 
 def namespaces_of(pid: int) -> list[str]:

@@ -123,20 +123,26 @@ def test_shaped_host_runs_at_its_rate(tmp_path):
 
 
 def test_stale_host_of_a_dead_owner_is_swept():
+    """A host on a LAN (the fleet's --pairs): the LAN's namespace is swept with it."""
     owner = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys; from sshbench.links.nshost import NamespaceHost\n"
-            "h = NamespaceHost().create(); print(h.name, h.dir, h.sshd.pid, flush=True); sys.stdin.read()",
+            "import sys; from sshbench.links.nshost import NamespaceHost, NamespaceLan\n"
+            "lan = NamespaceLan().create(); h = NamespaceHost(lan=lan).create()\n"
+            "print(h.name, h.dir, h.sshd.pid, lan.name, flush=True); sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
-        name, temp_dir, sshd_pid = wait_for_line(owner.stdout, "sshbench-host-", timeout=20).split()
+        name, temp_dir, sshd_pid, lan = wait_for_line(owner.stdout, "sshbench-host-", timeout=20).split()
         assert sweep_stale_hosts() == [] and name in _namespaces()  # the owner is alive: left alone
+        done = subprocess.run(
+            ["ip", "-n", name, "-4", "-o", "addr", "show", "dev", "eth1"], capture_output=True, text=True
+        )
+        assert " 10.254.64." in done.stdout, done  # its address on the LAN, inside its namespace only
         owner.send_signal(signal.SIGKILL)
         owner.wait(timeout=10)
     finally:
@@ -144,8 +150,8 @@ def test_stale_host_of_a_dead_owner_is_swept():
             owner.kill()
             owner.wait(timeout=10)
     assert name in _namespaces() and os.path.isdir(temp_dir)  # what kill -9 leaves
-    assert f"network namespace {name}" in sweep_stale_hosts()
-    assert name not in list_host_namespaces() and not os.path.exists(temp_dir)
+    assert {f"network namespace {name}", f"network namespace {lan}"} <= set(sweep_stale_hosts())
+    assert name not in list_host_namespaces() and lan not in list_host_namespaces() and not os.path.exists(temp_dir)
     assert not pids_whose_cmdline_has(temp_dir)
     assert not os.path.exists(f"/proc/{sshd_pid}") or open(f"/proc/{sshd_pid}/stat").read().split()[2] == "Z"
 

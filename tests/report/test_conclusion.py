@@ -101,3 +101,19 @@ def test_undecided_says_what_to_run(runs: int | None) -> None:
     assert found.advice.startswith("undecided: aes")
     assert ("--budget 12m" in found.advice) if runs is None else ("--runs 44" in found.advice)  # 41 rounds of 15 s
     assert found.lines()[-1] == f"  {found.advice}"
+
+
+def test_the_slowest_row_has_a_line_of_its_own_and_the_block_fits_100_columns() -> None:
+    result = _run(
+        {
+            GCM128: [640, 600, 660, 630, 650, 620],
+            CHACHA: [380, 350, 390, 372, 385, 366],
+            "3des-cbc": [24, 23, 25, 24, 22, 24],
+        }
+    )
+    found = answer.compute(result)
+    assert found is not None and found.slowest is not None
+    lines = found.lines()
+    assert lines[1].endswith("as long") and "3des" not in lines[1]
+    assert lines[2].startswith("  slowest: 3des-cbc") and lines[2].endswith("x as long")
+    assert all(len(line) <= 100 for line in lines if line.strip() not in found.config), lines

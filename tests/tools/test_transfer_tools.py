@@ -284,3 +284,17 @@ def test_seed_preset_fills_in_what_the_user_left_out(tmp_path):
     assert combos == {("scp", "text", "none", "null"), ("scp", "text", "zlib@openssh.com", "null")}
     bad = run_cli("run", "--preset", "seed999")
     assert bad.returncode == 2 and "unknown preset 'seed999'" in bad.stderr
+
+
+def test_rclone_gets_the_host_key_under_the_address_it_connects_to(tmp_path):
+    """Go's SSH client has no HostKeyAlias (the emulated-link target's one known_hosts entry for every path):
+    rclone's own file carries the alias's key under [address]:port, so the key is still checked."""
+    from sshbench.tools.multistream import rclone_known_hosts
+
+    known = tmp_path / "known_hosts"
+    known.write_text("sshbench-netns-sshd ssh-ed25519 AAAAkey\nother ssh-ed25519 AAAAother\n")
+    options = ["-o", f"UserKnownHostsFile={known}", "-o", "Port=20000", "-o", "HostKeyAlias=sshbench-netns-sshd"]
+    path = rclone_known_hosts(options, "127.0.0.1", tmp_path)
+    assert Path(path).read_text() == "[127.0.0.1]:20000 ssh-ed25519 AAAAkey\n"
+    # no alias (the private sshd on loopback): its own known_hosts as it is
+    assert rclone_known_hosts(options[:4], "127.0.0.1", tmp_path) == str(known)

@@ -267,8 +267,19 @@ def stream_sweeps(result: Any) -> list:
             (result.baselines or {}).get("crypto") or {},
             result.environment.get("cores"),
             shares_machine=machine_cores_if_shared(result) is not None,
+            machine_busy=machine_busy_cores(result.trials),
         ),
     )
+
+
+def machine_busy_cores(trials: list[Trial]) -> dict:
+    """Per combination, the median of this machine's busy cores while its -P N streams moved data
+    (`Trial.machine_busy_cores`, valid measured transfers)."""
+    found: dict = {}
+    for t in trials:
+        if t.kind == "transfer" and t.valid and not t.warmup and t.machine_busy_cores is not None:
+            found.setdefault(t.combination, []).append(t.machine_busy_cores)
+    return {combo: statistics.median(values) for combo, values in found.items()}
 
 
 def _raw_streams_json(trials: list[Trial]) -> list[dict] | None:

@@ -192,9 +192,8 @@ def verdict(m: Measurements) -> Verdict | None:
         who = "ssh client" if share[1] == "client" else "sshd session"
         return Verdict(
             "crypto",
-            f"the cipher/MAC alone needs {_pct(share[0])} of the {who}'s CPU time per byte "
-            f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold "
-            f"{_pct(CRYPTO_FRACTION)})",
+            f"the cipher/MAC alone takes {_pct(share[0])} of the {who}'s CPU per byte "
+            f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold {_pct(CRYPTO_FRACTION)})",
         )
     shared = shared_cores_busy(m)
     if shared is not None and shared >= SHARED_BUSY_FRACTION * (m.machine_cores or 1):
@@ -203,7 +202,7 @@ def verdict(m: Measurements) -> Verdict | None:
             parts.append(f"reader {m.sink_cpu_cores:.2f}")
         return Verdict(
             "shared-cpu",
-            f"{' + '.join(parts)} = {shared:.2f} of this machine's {m.machine_cores} cores busy in the data phase "
+            f"{' + '.join(parts)} = {shared:.2f} of this machine's {m.machine_cores} cores busy "
             f"(threshold {_pct(SHARED_BUSY_FRACTION)})",
         )
     return _cpu_per_side(m) or _overhead(m)
@@ -248,7 +247,7 @@ def _crypto_per_side(m: Measurements) -> Verdict | None:
     else:
         who = "ssh client" if side == "client" else "sshd session"
         evidence = (
-            f"the cipher/MAC alone needs {_pct(share)} of the {who}'s CPU time per byte "
+            f"the cipher/MAC alone takes {_pct(share)} of the {who}'s CPU per byte "
             f"({side} ceiling {ceiling:.0f} MiB/s per core; threshold {_pct(CRYPTO_FRACTION)})"
         )
     return Verdict(f"{side}-crypto", evidence)

@@ -12,9 +12,11 @@ smallest of:
   where both run here; the client's alone otherwise): copies, syscalls and the reader count too;
 - `link`: the emulated link's rate (--link), in payload MiB/s.
 
-The conclusion names the smallest N within 10% of the best aggregate, and why more streams do not help:
-the term that binds at the largest N (cores, link, the path, or, where the rate stays well below every
-ceiling, ssh itself).
+The conclusion names the smallest N within 10% of the best aggregate, and why more streams do not help
+(or, where the largest N is the best but stays short of its ceiling, what holds it back): the term that
+binds at the largest N once it is reached; short of it, the cores when this machine's cores were busy
+while its streams moved data (client, server and any other process: /proc/stat, `machine_busy_cores`), else
+ssh itself.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ WHY = {
     "raw-tcp": "the path: raw TCP with as many streams is no faster",
     "streams": "each stream is already at its single-stream rate",
     "busy": "the cores: at -P {n} client and server used {used} of this machine's {cores} cores",
+    "busy-machine": "the cores: at -P {n} this machine's {cores} cores were busy ({machine} of {cores}; {ours} "
+    "{used}, everything else the rest)",
     "ssh": "not a ceiling measured here: at -P {n} the rate stays well below every one while client and server "
     "used {used} of {cores} cores (ssh's own overhead, or other load on the machine taking the rest)",
 }
@@ -50,6 +54,7 @@ class StreamRow:
     mib_s: float | None
     terms: dict[str, float] = field(default_factory=dict)  # term -> MiB/s (only the known ones)
     cpu_cores: float | None = None  # CPU seconds per second the setting used (client + server where both run here)
+    machine_cores: float | None = None  # this machine's busy cores meanwhile, every process (median of trials)
 
     @property
     def ceiling_mib_s(self) -> float | None:
@@ -73,6 +78,7 @@ class StreamRow:
             "of_ceiling": self.of_ceiling,
             "terms": self.terms,
             "cpu_cores": self.cpu_cores,
+            "machine_cores": self.machine_cores,
         }
 
 
@@ -98,17 +104,34 @@ class StreamSweep:
             return None
         return next(r for r in self.rows if r.mib_s and r.mib_s >= ENOUGH_FRACTION * best.mib_s)
 
+    def busy(self, row: StreamRow) -> bool:
+        """Whether this machine's cores were busy at `row`: by the streams' own processes (client and server
+        both here), or by every process together (others' load takes cores from the streams all the same)."""
+        if not self.cores:
+            return False
+        ours = self.shares_machine and (row.cpu_cores or 0.0) >= BUSY * self.cores
+        return ours or (row.machine_cores or 0.0) >= BUSY * self.cores
+
     def why_no_more(self) -> str | None:
-        """Why more streams than `enough` do not help: the binding term at the largest N measured."""
+        """Why more streams than `enough` do not help, or what holds the largest N short of its ceiling: the
+        binding term there once reached; short of it the cores when they were busy, else (far below) ssh."""
         last = next((r for r in reversed(self.rows) if r.mib_s), None)
         if last is None or last.limited_by is None:
             return None
         reason = last.limited_by
-        if (last.of_ceiling or 0.0) < FAR_BELOW:
-            # Far below every ceiling: the cores after all when the streams kept them busy, else ssh itself.
-            busy = self.shares_machine and self.cores and last.cpu_cores and last.cpu_cores >= BUSY * self.cores
-            reason = "busy" if busy else "ssh"
-        return WHY[reason].format(cores=self.cores or "?", used=f"{last.cpu_cores or 0:.1f}", n=last.streams)
+        short = (last.of_ceiling or 0.0) < ENOUGH_FRACTION
+        if short and self.busy(last):
+            reason = "busy" if last.machine_cores is None else "busy-machine"
+        elif (last.of_ceiling or 0.0) < FAR_BELOW:
+            reason = "ssh"
+        machine = f"{last.machine_cores:.1f}" if last.machine_cores is not None else "?"
+        return WHY[reason].format(
+            cores=self.cores or "?",
+            used=f"{last.cpu_cores or 0:.1f}",
+            n=last.streams,
+            machine=machine,
+            ours="ssh client and server" if self.shares_machine else "the ssh client",
+        )
 
     def conclusion(self) -> str | None:
         enough, best = self.enough, self.best
@@ -123,7 +146,14 @@ class StreamSweep:
             for r in self.rows
             if r.mib_s
         )
-        tail = f"; more do not help: {self.why_no_more()}" if enough.streams < self.rows[-1].streams else ""
+        last = self.rows[-1]
+        if enough.streams < last.streams:
+            tail = f"; more do not help: {self.why_no_more()}"
+        elif last.of_ceiling is not None and last.of_ceiling < ENOUGH_FRACTION:
+            # the most streams measured are the best, yet short of their ceiling: scaling stops here too
+            tail = f"; -P {last.streams} stops short of its ceiling: {self.why_no_more()}"
+        else:
+            tail = ""
         return f"{head} {figures}; -P {enough.streams} is within 10% of the best (-P {best.streams}){tail}"
 
     def to_json(self) -> dict:
@@ -154,8 +184,10 @@ def sweeps(
     crypto_measured: dict[str, dict],
     cores: int | None,
     shares_machine: bool,
+    machine_busy: dict[Combination, float] | None = None,
 ) -> list[StreamSweep]:
-    """One StreamSweep per setting measured with more than one stream count (none without -P)."""
+    """One StreamSweep per setting measured with more than one stream count (none without -P).
+    `machine_busy`: per combination, this machine's busy cores while its streams moved data (median)."""
     groups: dict[Combination, dict[int, Summary]] = {}
     for s in summaries:
         groups.setdefault(replace(s.combination, streams=1), {})[s.combination.streams] = s
@@ -186,7 +218,15 @@ def sweeps(
                 terms["link"] = link_rate
             cost = _cpu_s_per_mib(by_n[n], shares_machine)
             rate = by_n[n].median_mib_s
-            rows.append(StreamRow(streams=n, mib_s=rate, terms=terms, cpu_cores=cost * rate if cost and rate else None))
+            rows.append(
+                StreamRow(
+                    streams=n,
+                    mib_s=rate,
+                    terms=terms,
+                    cpu_cores=cost * rate if cost and rate else None,
+                    machine_cores=(machine_busy or {}).get(by_n[n].combination),
+                )
+            )
         out.append(StreamSweep(setting=setting, rows=rows, cores=cores, shares_machine=shares_machine))
     return out
 

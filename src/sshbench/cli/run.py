@@ -19,7 +19,15 @@ from sshbench.cli.common import add_db_option, add_output_options, check_writabl
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
-from sshbench.settings import MIN_AUTO_RUNS, RunSettings, parse_duration, parse_runs, parse_tie
+from sshbench.settings import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_FULL_BUDGET_S,
+    MIN_AUTO_RUNS,
+    RunSettings,
+    parse_duration,
+    parse_runs,
+    parse_tie,
+)
 from sshbench.store.recorder import RunRecorder
 from sshbench.targets import cpu_quota
 from sshbench.units import parse_size
@@ -47,8 +55,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--seconds",
         type=float,
-        help="adaptive sizing: aim for a data phase this long (default 1.0; under --server-cpu F below 0.3, "
-        "0.3/F: a transfer's fixed CPU cost at the server would otherwise rank every fast cipher alike)",
+        help="adaptive sizing: aim for a data phase this long (default 1.0; with --runs auto it shrinks, to "
+        "0.25 at least, when the first rounds would not fit in --budget; under --server-cpu F below 0.3, 0.3/F "
+        "and never shrunk: a transfer's fixed CPU cost at the server would otherwise rank every fast cipher alike)",
     )
     run.add_argument(
         "--max-size",
@@ -64,9 +73,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--budget",
-        default="55s",
         help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
-        "e.g. 90s, 5m (default 55s: the whole command ends about a minute after it started)",
+        "e.g. 90s, 5m (default 55s, 4m30s with --full: the command ends about 1 or 5 minutes after it started)",
     )
     run.add_argument(
         "--tie",
@@ -155,6 +163,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--no-baselines",
         action="store_true",
         help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
+    )
+    run.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="do not measure your ssh's default combination beside the selection (the conclusion then "
+        "says it was not measured)",
     )
     run.add_argument(
         "--server-cpu",
@@ -275,7 +289,14 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.report import json_export, table
 
     runs = parse_runs(args.runs)
-    tie, budget_s = parse_tie(args.tie), parse_duration(args.budget)
+    tie = parse_tie(args.tie)
+    budget_s = (
+        parse_duration(args.budget)
+        if args.budget is not None
+        else DEFAULT_FULL_BUDGET_S
+        if args.full
+        else DEFAULT_BUDGET_S
+    )
     check_writable(args.json)  # before anything is measured, not after
     recorder = RunRecorder.from_args(args, given=_given_run_options(args.argv))
     settings = recorder.settings or RunSettings(
@@ -285,7 +306,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         kex=args.kex,
         full=args.full,
         size=args.size,
-        seconds=args.seconds if args.seconds is not None else cpu_quota.data_phase_seconds(args.server_cpu),
+        seconds=cpu_quota.data_phase_seconds(args.server_cpu) if args.seconds is None else args.seconds,
+        # not fitted to --budget under --server-cpu: shorter phases would time sshd's fixed cost per transfer
+        fit_seconds=runs is None and args.seconds is None and args.server_cpu is None,
         max_size=args.max_size,
         runs=MIN_AUTO_RUNS if runs is None else runs,
         adaptive=runs is None,
@@ -307,6 +330,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         link=args.link,
         no_aesni=args.no_aesni,
         baselines=not args.no_baselines,
+        default_reference=not args.no_reference,
         dropbear_window=args.dropbear_window,
         server_cpu=args.server_cpu,
         parallel=args.parallel,

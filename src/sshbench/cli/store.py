@@ -39,6 +39,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--by", choices=("run", "host"), default="run", help="host: one column per host, medians with 95%% CIs"
     )
     compare.add_argument("--fleet", metavar="FLEET", help="the hosts of a fleet run (number or 'latest'): --by host")
+    compare.add_argument(
+        "--pairs", action="store_true", help="with --fleet: its host-to-host pairs (A->B) instead of its hosts"
+    )
     compare.add_argument("--chart", metavar="FILE", help="--by host: also write the chart (.svg or .png)")
     add_db_option(compare)
 
@@ -142,6 +145,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cmd_compare_hosts(args, out, err)
     if args.chart:
         raise UsageError("--chart draws the across-hosts chart: give --by host or --fleet")
+    if args.pairs:
+        raise UsageError("--pairs compares a fleet run's pairs: give --fleet FLEET")
     if len(set(args.runs)) < 2:  # before the store: the command line alone says so
         raise UsageError("compare needs at least two different runs")
     with open_store(args.db, read_only=True) as store:

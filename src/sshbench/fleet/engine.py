@@ -1,13 +1,15 @@
 """`sshbench fleet`: every inventory host benchmarks its own private sshd through the role in ansible/;
 each host's result is imported into the store as it arrives (its own run, labelled with the inventory
 host name, tagged with the fleet run), so a host that fails later, or an interrupted fleet, loses no
-other host's result. `--resume` runs only the hosts the fleet run has not stored yet.
+other host's result. `--pairs`: then host A benchmarks host B's sshd over the network, authorised by a
+throwaway key A makes for this fleet run (pairs.py, the role's pair stages). `--resume` runs only
+the hosts and pairs the fleet run has not stored yet.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import secrets
 import shutil
 import tempfile
 import time
@@ -15,15 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench.errors import RunError, SshbenchError, UsageError
+from sshbench.errors import RunError, UsageError
+from sshbench.fleet import pairs as fleet_pairs
 from sshbench.fleet import playbook, wheelhouse
-from sshbench.fleet.playbook import HostEvent
+from sshbench.fleet.pairs import Pair
+from sshbench.fleet.tracker import Tracker
 from sshbench.store import fleets, open_store
 from sshbench.store.fleets import Fleet, FleetHost
 from sshbench.store.sqlite import Store
-
-# The check stage's own first words (the role prints them) -> the host's status.
-CHECK_STATUSES = {"no sshd": "no sshd", "no ssh": "no sshd", "no python": "no python", "busy": "busy"}
 
 
 @dataclass
@@ -36,84 +37,10 @@ class FleetOptions:
     forks: int = 10
     serial: bool = False  # one host benchmarking at a time (hosts sharing hardware)
     db: str | None = None
+    pairs: list[Pair] | None = None  # --pairs, expanded (None: not given; a resumed run takes its fleet's)
 
 
-@dataclass
-class _HostProgress:
-    started: float | None = None
-    stage: str = ""
-    status: str | None = None
-    message: str = ""
-
-
-class _Tracker:
-    """Turns the playbook's events into per-host progress lines and outcomes, importing each fetched
-    result at once."""
-
-    def __init__(self, store: Store, fleet: Fleet, results: Path, log: Callable[[str], None]) -> None:
-        self.store, self.fleet, self.results, self.log = store, fleet, results, log
-        self.hosts: dict[str, _HostProgress] = {}
-
-    def on_event(self, event: HostEvent) -> None:
-        host = self.hosts.setdefault(event.host, _HostProgress(started=event.time))
-        if host.status is not None and event.stage != "clean up":
-            return  # already decided (ansible does not run a failed host's later tasks anyway)
-        if event.event == "unreachable":
-            self._fail(event.host, "unreachable", event.message or "unreachable")
-        elif event.event == "failed":
-            status = {"install": "install failed", "run": "run failed"}.get(event.stage, "")
-            if event.stage == "check":
-                status = next((s for p, s in CHECK_STATUSES.items() if event.message.startswith(p)), "install failed")
-            self._fail(event.host, status or "run failed", f"{event.stage}: {event.message}")
-        elif event.event == "ok":
-            self._ok(event.host, host, event)
-
-    def _ok(self, name: str, host: _HostProgress, event: HostEvent) -> None:
-        elapsed = f"{event.time - (host.started or event.time):.0f} s"
-        if event.stage == "check":
-            lines = [line for line in event.stdout.splitlines() if line.strip()]
-            for line in lines[:-1]:  # "removed a leftover ..."
-                self.log(f"{name}: {line}")
-            self.log(f"{name}: checked ({lines[-1] if lines else 'ok'}, OpenSSH server present)")
-        elif event.stage == "install" and event.stdout.strip():
-            self.log(f"{name}: installed {event.stdout.strip().splitlines()[-1]} in a private venv ({elapsed})")
-        elif event.stage == "run" and event.rc is not None:
-            ended = "finished" if event.rc == 0 else f"ended with exit {event.rc}"
-            self.log(f"{name}: benchmark {ended} ({elapsed})")
-        elif event.stage == "fetch":
-            self._import(name)
-        host.stage = event.stage
-
-    def _import(self, name: str) -> None:
-        path = self.results / f"{name}.json"
-        if not path.is_file():
-            return  # the run wrote nothing: its failure comes next
-        try:
-            doc = json.loads(path.read_text())
-            run_id = self.store.import_document(doc, f"{name}.json", label=name, fleet_id=self.fleet.id)
-        except (ValueError, SshbenchError) as err:
-            self._fail(name, "run failed", f"its result could not be stored: {err}")
-            return
-        status = doc.get("status") if isinstance(doc, dict) else None
-        self.fleet.hosts[name] = FleetHost("ok", "", run_id)
-        if status not in (None, "complete"):
-            self.fleet.hosts[name].message = f"run {status}"
-        fleets.save_fleet(self.store, self.fleet)
-        self.log(f"{name}: stored as run {run_id}")
-
-    def _fail(self, name: str, status: str, message: str) -> None:
-        host = self.hosts.setdefault(name, _HostProgress())
-        host.status, host.message = status, message
-        stored = self.fleet.hosts.get(name)
-        run_id = stored.run_id if stored is not None else None
-        # a failed run's measured trials were imported above: kept, with the failure beside them
-        self.fleet.hosts[name] = FleetHost(status, message, run_id)
-        fleets.save_fleet(self.store, self.fleet)
-        kept = f" (its measured trials are stored as run {run_id})" if run_id is not None else ""
-        self.log(f"{name}: {status}: {message}{kept}")
-
-
-def _resolve_inventory(inventory: str) -> str:
+def resolve_inventory(inventory: str) -> str:
     """A file or directory inventory by its absolute path (a resumed fleet finds its runs by it); anything
     else (an inline 'host1,host2,' list) as given."""
     path = Path(inventory)
@@ -126,11 +53,16 @@ def _resolve_inventory(inventory: str) -> str:
 
 def _open_fleet(store: Store, options: FleetOptions, inventory: str) -> tuple[Fleet, dict[str, int]]:
     if options.resume is None:
-        return fleets.create_fleet(store, inventory, options.limit, options.run_args), {}
+        fleet = fleets.create_fleet(store, inventory, options.limit, options.run_args)
+        # every pair is recorded before it runs: a resumed fleet run knows the ones still missing
+        fleet.pairs = {pair.label: FleetHost("not run") for pair in options.pairs or []}
+        fleets.save_fleet(store, fleet)
+        return fleet, {}
     if options.resume == "auto":
-        fleet = fleets.latest_fleet_for(store, inventory, options.limit)
-        if fleet is None:
+        latest = fleets.latest_fleet_for(store, inventory, options.limit)
+        if latest is None:
             raise UsageError(f"no fleet run of {inventory} to resume in {store.path}")
+        fleet = latest
     else:
         fleet = fleets.load_fleet(store, options.resume)
         if fleet.inventory != inventory:
@@ -139,13 +71,15 @@ def _open_fleet(store: Store, options: FleetOptions, inventory: str) -> tuple[Fl
         raise UsageError(
             f"--resume runs the fleet's own options ({' '.join(fleet.run_args) or 'none'}); give no run options"
         )
+    if options.pairs is not None and {p.label for p in options.pairs} != set(fleet.pairs):
+        raise UsageError(f"--resume runs the fleet's own pairs ({', '.join(fleet.pairs) or 'none'}); give no --pairs")
     stored = fleets.fleet_runs(store, fleet.id)
     return fleet, {h: r for h, r in stored.items() if fleet.hosts.get(h, FleetHost("ok")).status == "ok"}
 
 
 def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet, list[str]]:
     """Run (or resume) a fleet run; returns it and the hosts skipped as already stored."""
-    inventory = _resolve_inventory(options.inventory)
+    inventory = resolve_inventory(options.inventory)
     dependencies = None
     if options.wheelhouse:
         dependencies = Path(options.wheelhouse)
@@ -154,37 +88,47 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
     with open_store(options.db) as store:
         fleet, stored = _open_fleet(store, options, inventory)
         skipped = sorted(stored)
+        pairs = [Pair.from_label(label) for label in fleet.pairs if label not in fleet.stored_pairs()]
         if options.resume is not None:
             log(
                 f"resuming fleet run {fleet.id}: "
                 + (f"{', '.join(skipped)} already stored" if skipped else "no host stored yet")
+                + (f"; pairs to run: {', '.join(p.label for p in pairs)}" if pairs else "")
             )
         else:
             log(f"fleet run {fleet.id}: {inventory}" + (f" (--limit {options.limit})" if options.limit else ""))
+            if pairs:
+                log(f"pairs (A benchmarks B over the network, one at a time): {', '.join(p.label for p in pairs)}")
+        pending = fleets.pending_leftovers(store, inventory)
+        for name, (earlier, what) in sorted(pending.items()):
+            log(f"{name} may still hold {what} (fleet run {earlier}): removed when this run reaches {name}")
+        plan = fleet_pairs.play_plan(options.limit, skipped, pairs)
         stage = Path(tempfile.mkdtemp(prefix="sshbench-fleet-"))
         try:
             if dependencies is None:
                 dependencies = wheelhouse.dependency_wheelhouse(log)
             archive = wheelhouse.make_archive(dependencies, stage)
             results = stage / "results"
-            results.mkdir()
-            tracker = _Tracker(store, fleet, results, log)
-            limit = options.limit or "all"
-            if skipped:
-                limit += "".join(f":!{host}" for host in skipped)
+            (results / "pairs").mkdir(parents=True)
+            tracker = Tracker(store, fleet, results, log, pairs=pairs, pending=pending)
             extra_vars = {
                 "sshbench_wheelhouse_archive": str(archive),
                 "sshbench_results_dir": str(results),
                 "sshbench_run_args": fleet.run_args,
                 "sshbench_wheelhouse_tag": "" if options.wheelhouse else wheelhouse.host_tag(),
                 "sshbench_run_throttle": 1 if options.serial else 0,
+                "sshbench_pairs": [{"source": p.source, "target": p.target} for p in pairs],
+                "sshbench_skip_own_run": plan.skip_own_run,
             }
+            if pairs:
+                # the comment of every throwaway key of this fleet run: the targets remove their lines by it
+                extra_vars["sshbench_pair_marker"] = f"sshbench-fleet-pair-{fleet.id}-{secrets.token_hex(6)}"
             lines: list[str] = []
             try:
                 status = playbook.run_playbook(
                     playbook.PLAYBOOK,
                     inventory,
-                    limit,
+                    plan.limit,
                     extra_vars,
                     stage,
                     options.forks,
@@ -192,9 +136,10 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
                     lines.append,
                 )
             except BaseException:
-                _stop_hosts(inventory, limit, stage, options.forks, tracker, log)
+                _stop_hosts(inventory, stage, options.forks, tracker, log)
                 raise
             finally:
+                tracker.finish()
                 fleet.finished_at = time.time()
                 fleets.save_fleet(store, fleet)
             if not tracker.hosts:
@@ -203,18 +148,18 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
                 else:
                     why = next((line for line in lines if "ERROR" in line), lines[-1] if lines else f"exit {status}")
                     raise RunError(f"ansible-playbook failed before any host ran: {why.strip()}")
-            for name, host in tracker.hosts.items():
-                if name not in fleet.hosts:
-                    fleet.hosts[name] = FleetHost("not run", host.message or "the playbook ended before its result")
-            fleets.save_fleet(store, fleet)
+            for name, host in sorted(fleet.hosts.items()):
+                if host.leftover:
+                    log(f"{name} may still hold {host.leftover}: the next fleet run that reaches {name} removes it")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     return fleet, skipped
 
 
-def _stop_hosts(inventory: str, limit: str, stage: Path, forks: int, tracker: _Tracker, log) -> None:
-    """After an interruption: stop the benchmark and remove the working directory on each host that had
-    started (bounded); a host it cannot reach keeps them until the next fleet run's check removes them."""
+def _stop_hosts(inventory: str, stage: Path, forks: int, tracker: Tracker, log: Callable[[str], None]) -> None:
+    """After an interruption: stop the benchmark, remove the throwaway key and the working directory on
+    each host that had started (bounded); a host it cannot reach keeps them until the next fleet run's
+    check removes them (the report names them)."""
     started = [name for name, host in tracker.hosts.items() if host.status is None]
     if not started:
         return
@@ -227,7 +172,7 @@ def _stop_hosts(inventory: str, limit: str, stage: Path, forks: int, tracker: _T
             {},
             stage,
             forks,
-            lambda event: None,
+            tracker.on_event,
             lambda line: None,
             timeout_s=playbook.STOP_TIMEOUT_S,
         )

@@ -39,6 +39,9 @@ class HostEvent:
     stdout: str
     time: float
     rc: int | None = None  # a command's exit status
+    item: str | None = None  # a loop's item (the pair's target host), None for a task's own result
+    stderr: str = ""
+    work: str = ""  # the role's working directory on the host (from its set_fact), where given
 
 
 def stage_of(task_name: str) -> str:
@@ -47,9 +50,12 @@ def stage_of(task_name: str) -> str:
     if name.startswith("sshbench: "):
         name = name[len("sshbench: ") :]
     name = name.split(" (", 1)[0]
-    return {"check the host": "check", "fetch the result": "fetch", "remove the working directory": "clean up"}.get(
-        name, name
-    )
+    return {
+        "check the host": "check",
+        "fetch the result": "fetch",
+        "remove the working directory": "clean up",
+        "stop the run and remove the working directory": "stop",
+    }.get(name, name)
 
 
 def find_ansible_playbook() -> str:
@@ -99,6 +105,9 @@ def parse_line(line: str) -> HostEvent | None:
         stdout=str(data.get("stdout") or ""),
         time=float(data.get("t") or 0.0),
         rc=data["rc"] if isinstance(data.get("rc"), int) else None,
+        item=str(data["item"]) if data.get("item") is not None else None,
+        stderr=str(data.get("stderr") or ""),
+        work=str(data.get("work") or ""),
     )
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from sshbench.links import nshost_config
 from sshbench.links.nshost_config import NsHostError, parse_rate_mbit, tbf_args
+from sshbench.links.nshost_lan import NamespaceLan
 from sshbench.links.nshost_state import (
     NETNS_DIR,
     NS_PREFIX,
@@ -72,6 +73,7 @@ __all__ = [
     "NS_PREFIX",
     "RECORD_DIR",
     "NamespaceHost",
+    "NamespaceLan",
     "NsHostError",
     "find_sshd",
     "list_host_namespaces",
@@ -104,6 +106,8 @@ class NamespaceHost:
     namespace's end / the root namespace's end; they override rate_mbit for that end.
     user: the login user (default: the invoking user, whose fresh client key is authorized).
     sshd_options: sshd_config lines that override ours (e.g. {"Ciphers": "aes128-ctr"}).
+    lan: also plug the host into this NamespaceLan (nshost_lan.py): other hosts of the LAN reach its sshd
+    at `lan_address` (the fleet's --pairs); None: only the /30 to the root namespace.
     """
 
     rate_mbit: float | None = None
@@ -112,12 +116,14 @@ class NamespaceHost:
     tc_client: list[str] | None = None
     user: str = field(default_factory=lambda: pwd.getpwuid(os.getuid()).pw_name)
     sshd_options: dict[str, str] = field(default_factory=dict)
+    lan: NamespaceLan | None = None
 
     name: str = ""  # the namespace
     alias: str = ""  # the ssh_config Host
     host_if: str = ""  # the veth end in the root namespace
     client_addr: str = ""  # 10.254.X.1 (root namespace)
     address: str = ""  # 10.254.X.2 (inside the namespace; sshd listens here)
+    lan_address: str = ""  # its address on `lan` (sshd listens there too); "" without a LAN
     port: int = PORT
     dir: Path | None = None
     ssh_config: Path | None = None
@@ -175,6 +181,8 @@ class NamespaceHost:
             _run(["ip", "-n", self.name, "link", "set", HOST_IF, "up"])
             _run(["ip", "addr", "add", f"{self.client_addr}/30", "dev", self.host_if])
             _run(["ip", "link", "set", self.host_if, "up"])
+        if self.lan is not None:
+            self.lan_address = self.lan.attach(self.name)
         if self.link is not None:
             self.shape_link(self.link)
         else:
@@ -250,7 +258,8 @@ class NamespaceHost:
 
     def _sshd_config(self) -> str:
         assert self.dir is not None
-        return nshost_config.sshd_config(self.dir, self.address, self.port, self.user, self.sshd_options)
+        addresses = [self.address, *([self.lan_address] if self.lan_address else [])]
+        return nshost_config.sshd_config(self.dir, addresses, self.port, self.user, self.sshd_options)
 
     def _start_sshd(self, sshd_path: str) -> None:
         assert self.dir is not None
@@ -343,6 +352,7 @@ class NamespaceHost:
             "address": self.address,
             "port": self.port,
             "client_address": self.client_addr,
+            "lan_address": self.lan_address or None,
             "host_if": self.host_if,
             "user": self.user,
             "rate_mbit": self.rate_mbit,

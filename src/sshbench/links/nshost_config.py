@@ -102,9 +102,9 @@ def make_keys(directory: Path, address: str) -> tuple[Path, Path]:
     return directory / "client_key", known_hosts
 
 
-def sshd_config(directory: Path, address: str, port: int, user: str, overrides: dict[str, str]) -> str:
+def sshd_config(directory: Path, addresses: list[str], port: int, user: str, overrides: dict[str, str]) -> str:
+    """sshd_config listening on each of `addresses` (the host's own, and its LAN address when it has one)."""
     lines = {
-        "ListenAddress": address,
         "Port": str(port),
         "PidFile": "none",
         "HostKey": str(directory / "host_key"),
@@ -130,7 +130,8 @@ def sshd_config(directory: Path, address: str, port: int, user: str, overrides: 
         "LogLevel": "INFO",
     }
     lines.update(overrides)
-    return "".join(f"{k} {v}\n" for k, v in lines.items())
+    listen = "".join(f"ListenAddress {address}\n" for address in addresses)
+    return listen + "".join(f"{k} {v}\n" for k, v in lines.items())
 
 
 def write_ssh_config(

@@ -58,7 +58,7 @@ def effective_client_lists(ssh_G_text: str) -> dict[str, list[str]]:
 def fastest_safe(summaries: list[Summary], strict: bool | None, minimum: Level = Level.ACCEPTABLE) -> Summary | None:
     """The fastest measured combination whose verdict is at least `minimum` (summaries come fastest first)."""
     for s in summaries:
-        if s.median_mib_s is None:
+        if s.median_mib_s is None or s.combination.unpinned:
             continue
         c = s.combination
         if combination_verdict(c.cipher, c.mac, c.kex, c.compression, strict).level >= minimum:

@@ -219,10 +219,20 @@ def handshake_table(result: RunResult) -> Table | None:
     handshakes = summary.handshakes(result)
     if not handshakes:
         return None
+    gated = any(
+        t.kind == "handshake" and (t.per_stream or [{}])[0].get("released_s") is not None for t in result.trials
+    )
     table = Table(
         title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
         "remote shell, tool start-up)",
         title_justify="left",
+        # -P N with the start barrier (sshbench.start_gate): the set-up is outside the data phase; what is
+        # left inside the transfers' wall time is this
+        caption="-P N (pipe): from the start barrier's release to the last stream's end; the set-up before it "
+        "is per stream in the JSON (at_gate_s)"
+        if gated
+        else None,
+        caption_justify="left",
     )
     varying = [
         f

@@ -187,9 +187,15 @@ def build(
         raise UsageError(f"unknown policy {policy!r}; choose one of: {', '.join(POLICY_ORDER)}")
     if target not in FOR_CHOICES:
         raise UsageError(f"--for must be client or server (got {target!r})")
-    valid = [s for s in summary.summaries(result) if s.valid_trials > 0 and s.median_mib_s is not None]
-    if not valid:
+    measured = [s for s in summary.summaries(result) if s.valid_trials > 0 and s.median_mib_s is not None]
+    if not measured:
         raise RunError(f"{run_label} has no valid trials; nothing to recommend from (run `sshbench run` again)")
+    # An unpinned row (a tool choosing its own algorithms) has no algorithm to put on a line.
+    valid = [s for s in measured if not s.combination.unpinned]
+    if not valid:
+        raise RunError(
+            f"{run_label} measured only tools that chose their own algorithms (unpinned); nothing to recommend from"
+        )
     try:
         rec = _build(result, valid, policy, target, host_pattern, run_label)
     except NothingAllowed as err:

@@ -19,8 +19,19 @@ def strict_kex(environment: dict) -> terrapin.StrictKex:
     return terrapin.from_environment(environment)
 
 
+# A row whose algorithms the tool chose itself (rclone before 1.64: "unpinned"): there is no cipher or kex to
+# judge, and rating the placeholder would call it weak. Its verdict cell says so instead.
+UNPINNED_CELL = "unpinned"
+UNPINNED_REASON = (
+    "not pinned: the tool's own SSH client chose the algorithms and reports none, so they cannot be judged"
+)
+
+
 def summary_verdict(summary: Summary, environment: dict) -> Verdict | None:
+    """The combination's verdict; None when there is none (no verdicts here, or an unpinned row)."""
     c = summary.combination
+    if c.unpinned:
+        return None
     try:
         return combination_verdict(c.cipher, c.mac, c.kex, c.compression, strict_kex(environment).negotiated)
     except SshbenchError:
@@ -40,8 +51,15 @@ def verdict_error() -> str | None:
 
 def summary_json(summary: Summary, environment: dict) -> dict:
     """Keys added to each summary in the JSON document."""
-    verdict = summary_verdict(summary, environment)
     c = summary.combination
+    if c.unpinned:
+        return {
+            "verdict": UNPINNED_CELL,
+            "verdict_reason": UNPINNED_REASON,
+            "terrapin_affected": None,  # not known: what it negotiated is not known
+            "strict_kex_applied": strict_kex(environment).negotiated,
+        }
+    verdict = summary_verdict(summary, environment)
     return {
         "verdict": verdict.label if verdict else None,
         "verdict_reason": verdict.reason if verdict else verdict_error(),
@@ -56,11 +74,20 @@ def strict_kex_json(environment: dict) -> dict:
 
 
 def table_cell(summary: Summary, environment: dict) -> str:
+    if summary.combination.unpinned:
+        return UNPINNED_CELL
     verdict = summary_verdict(summary, environment)
     return verdict.label if verdict else "?"
 
 
-VERDICT_STYLES = {"broken": "bold red", "weak": "yellow", "acceptable": "", "recommended": "green", "?": "dim"}
+VERDICT_STYLES = {
+    "broken": "bold red",
+    "weak": "yellow",
+    "acceptable": "",
+    "recommended": "green",
+    "?": "dim",
+    UNPINNED_CELL: "dim",
+}
 
 
 def styled_cell(summary: Summary, environment: dict) -> Text:

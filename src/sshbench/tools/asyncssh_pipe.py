@@ -15,6 +15,7 @@ class AsyncsshPipeTool(TransferTool):
     name = "pipe"
     program = "asyncssh"  # shown in "exited with status" reasons
     reports_server_side = True
+    start_gate = True  # the pipe's remote script
     package = "asyncssh (pip)"
 
     def __init__(self) -> None:

@@ -27,6 +27,15 @@ class SinkReport:
 
 
 @dataclass
+class GateFiles:
+    """One stream's place at the start barrier (`run -P N`, sshbench.start_gate): FIFOs on the server."""
+
+    arrive: str  # the stream's remote script writes its number here once it is about to move data
+    go: str  # ... then waits for one line here (the release)
+    stream: int  # 1-based
+
+
+@dataclass
 class TrialFiles:
     """Where one trial's data comes from and goes to. Paths on the server are strings (it may be
     another machine); for a handshake trial the sources are empty files."""
@@ -36,6 +45,7 @@ class TrialFiles:
     remote_sink: str  # up: "/dev/null" or a file on the server
     local_sink: str  # down: "/dev/null" or a local file
     streams: int = 1  # a tool that splits one file itself (splits_streams): its byte ranges / connections
+    gate: GateFiles | None = None  # -P N: where this stream waits before its data phase (tools with start_gate)
 
 
 @dataclass
@@ -58,6 +68,9 @@ class TransferTool(ABC):
     #: True when it moves one file over `TrialFiles.streams` connections itself (split, rclone, lftp); other
     #: tools run -P N as N copies of themselves (sshbench.parallel)
     splits_streams: ClassVar[bool] = False
+    #: True when its server-side script can wait at the start barrier of `-P N` (sshbench.start_gate) just
+    #: before its data phase: the pipe's, which also times that phase
+    start_gate: ClassVar[bool] = False
     #: the directions in which it moves one file over several connections (pget and rclone: downloads)
     stream_directions: ClassVar[tuple[str, ...]] = ("up", "down")
     #: a tool with an SSH client of its own (rclone: Go's): its rows are that client's, ranked on their own,

@@ -23,8 +23,6 @@ from typing import ClassVar
 
 from sshbench.tools.base import Invocation, TransferTool, TrialFiles
 
-UNPINNED = "unpinned"  # the cipher and kex of a tool that cannot be told which to use
-
 _SUM_TRANSFERRED = (
     'awk \'/^Transferred: sent/ { gsub(",", ""); s += $3; r += $5; if ($8 > t) t = $8 } '
     'END { if (s + r) printf "Transferred: sent %d, received %d bytes, in %.1f seconds\\n", s, r, t }\''
@@ -37,6 +35,28 @@ def _option(ssh_options: list[str], name: str) -> str | None:
         if flag == "-o" and value.lower().startswith(name.lower() + "="):
             return value.split("=", 1)[1]
     return None
+
+
+def rclone_known_hosts(ssh_options: list[str], host: str, workdir: Path) -> str:
+    """The known_hosts file for rclone. Go's client has no HostKeyAlias (the emulated-link target's one
+    entry for every path, direct or through a relay): the alias's entries are written under the address
+    and port rclone connects to, in a file of the trial's own, so the host key is still checked."""
+    known = _option(ssh_options, "UserKnownHostsFile") or ""
+    alias = _option(ssh_options, "HostKeyAlias")
+    if not alias or not known or not Path(known).is_file():
+        return known
+    port = _option(ssh_options, "Port") or "22"
+    name = host if port == "22" else f"[{host}]:{port}"
+    lines = [
+        f"{name} {rest}"
+        for line in Path(known).read_text().splitlines()
+        if len(fields := line.split(maxsplit=1)) == 2
+        for patterns, rest in [fields]
+        if alias in patterns.split(",")
+    ]
+    own = workdir / "rclone_known_hosts"
+    own.write_text("".join(f"{line}\n" for line in lines))
+    return str(own)
 
 
 def _identity(ssh_options: list[str]) -> str | None:
@@ -123,7 +143,7 @@ class RcloneTool(TransferTool):
             "--sftp-key-file",
             _identity(ssh_options) or "",
             "--sftp-known-hosts-file",
-            _option(ssh_options, "UserKnownHostsFile") or "",
+            rclone_known_hosts(ssh_options, host.rsplit("@", 1)[-1], workdir),
             "--multi-thread-streams",
             str(files.streams),
             # every size is split (0 divides by zero in rclone 1.60: operations.go:448); 1 KiB is below MIN_SIZE

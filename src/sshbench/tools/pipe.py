@@ -13,22 +13,26 @@ import shlex
 from pathlib import Path
 
 from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
-from sshbench.tools.remote_report import parse_marked, stat_snapshot_script, wrap_posix
+from sshbench.tools.remote_report import gate_script, parse_marked, stat_snapshot_script, wrap_posix
 
 
 class PipeTool(TransferTool):
     name = "pipe"
     program = "ssh"
     reports_server_side = True
+    start_gate = True
 
     def remote_command(self, direction: str = "up", files: TrialFiles | None = None) -> str:
+        gate = files.gate if files is not None else None
+        # -P N: wait at the start barrier first (its data phase then starts with every other stream's)
+        wait = gate_script(gate.arrive, gate.go, gate.stream) if gate is not None else ""
         if direction == "down":
             assert files is not None and files.remote_source is not None
             # data on stdout; dd's summary and our report on stderr
             reader = f"LC_ALL=C dd if={shlex.quote(files.remote_source)} bs=1048576"
-            return wrap_posix(stat_snapshot_script(reader, report_fd=2))
+            return wrap_posix(wait + stat_snapshot_script(reader, report_fd=2))
         sink = files.remote_sink if files else "/dev/null"
-        return wrap_posix(stat_snapshot_script(f"LC_ALL=C dd of={shlex.quote(sink)} bs=1048576 2>&1"))
+        return wrap_posix(wait + stat_snapshot_script(f"LC_ALL=C dd of={shlex.quote(sink)} bs=1048576 2>&1"))
 
     def invocation(
         self, ssh: str, ssh_options: list[str], host: str, direction: str, files: TrialFiles, workdir: Path

@@ -29,6 +29,14 @@ _SS_SNAPSHOT = (
 )
 
 
+def gate_script(arrive: str, go: str, stream: int) -> str:
+    """The start barrier (`run -P N`), run before anything else of the script: the session is open and the
+    login shell has started, so all that is left is the data phase. Hold the stream's `go` FIFO open
+    (read-write: the open never blocks), say so on `arrive`, wait for the release (one line on `go`).
+    A FIFO that is gone (the run ended) makes `exec` fail and the script exit: nothing waits forever."""
+    return f"exec 3<>{shlex.quote(go)} && echo {stream} >{shlex.quote(arrive)} && read -r g <&3; exec 3<&-; "
+
+
 def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
     """Around `reader`: snapshot the sshd session process's /proc stat, then the shell's own (whose
     cutime/cstime is the reader's CPU), and the clock tick; print them marked. Exit with the reader's status."""

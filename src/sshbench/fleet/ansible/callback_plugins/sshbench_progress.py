@@ -2,8 +2,9 @@
 host's result, so sshbench shows per-host progress and tells unreachable hosts from failed stages.
 
 Lines: {"event": "task", "task": NAME}; {"event": "ok" | "failed" | "unreachable" | "skipped", "host": H,
-"task": NAME, "msg": TEXT}; {"event": "done"}. Anything else Ansible prints (warnings) is not JSON and
-is shown as it is.
+"task": NAME, "msg": TEXT, "item": LABEL (a loop's item: one line per item as it ends, then one for the
+task), "work": PATH (the role's working directory, from its set_fact)}; {"event": "done"}. Anything else
+Ansible prints (warnings) is not JSON and is shown as it is.
 """
 
 from __future__ import annotations
@@ -44,14 +45,22 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_task_start(self, task: Any, is_conditional: bool) -> None:
         self._emit(event="task", task=task.get_name())
 
-    def _result(self, event: str, result: Any) -> None:
+    def _result(self, event: str, result: Any, item: bool = False) -> None:
+        fields: dict[str, Any] = {}
+        if item:
+            fields["item"] = str(result._result.get("_ansible_item_label", result._result.get("item", "")))
+        facts = result._result.get("ansible_facts") or {}
+        if isinstance(facts, dict) and facts.get("sshbench_work"):
+            fields["work"] = str(facts["sshbench_work"])
         self._emit(
             event=event,
             host=result._host.get_name(),
             task=result._task.get_name(),
             msg=_message(result._result),
             stdout=str(result._result.get("stdout") or "")[-500:],
+            stderr=str(result._result.get("stderr") or "")[-500:],
             rc=result._result.get("rc"),
+            **fields,
         )
 
     def v2_runner_on_ok(self, result: Any) -> None:
@@ -65,6 +74,12 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_skipped(self, result: Any) -> None:
         self._result("skipped", result)
+
+    def v2_runner_item_on_ok(self, result: Any) -> None:
+        self._result("ok", result, item=True)
+
+    def v2_runner_item_on_failed(self, result: Any) -> None:
+        self._result("failed", result, item=True)
 
     def v2_playbook_on_stats(self, stats: Any) -> None:
         self._emit(event="done")

@@ -1,0 +1,109 @@
+"""Payload sizes of an adaptive run: each calibration group's probe sizes its combinations for about
+`--seconds` of data phase, and with `--runs auto` the minimum rounds' data phase shrinks to fit what is
+left of `--budget`. The runner runs the probes; this module decides their sizes (no I/O)."""
+
+from __future__ import annotations
+
+import statistics
+
+from sshbench.payload import needs_bigger_probe, size_at_least, size_for_rate
+from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
+from sshbench.results import Combination, Trial
+from sshbench.settings import RunSettings
+
+# The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
+# (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
+# shorter phase buys rounds but loses precision per second: 1 s stays the target, and the phase shrinks
+# only to keep the budget. --full (345 trials in its 3 rounds) took 441 s at a 0.5 s floor under load 3-5
+# (~0.56 s per trial outside the data phase); at 0.25 s it fits 5 minutes. Below that the ~40 ms stalls
+# seen in ssh's data phase would be over 15% of it.
+FIT_FLOOR_S = 0.25
+PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
+
+
+class Calibration:
+    """`sizes`: the payload size each combination's next trial moves (the runner's view)."""
+
+    def __init__(self, combos: list[Combination], settings: RunSettings, sizes: dict[Combination, int]) -> None:
+        self.settings = settings
+        self.sizes = sizes
+        self.groups = calibration_groups(combos)
+        self.probe_rates: dict[Combination, float] = {}  # each group's last probe rate, MiB/s
+        self.window_bytes = 0  # --server-cpu: the most that arrived before a probe's reader started
+
+    def after_probe(self, combo: Combination, trial: Trial, attempt: int) -> bool:
+        """Size `combo` (and its calibration group) from this probe; True when a bigger probe is needed:
+        one shorter than a quarter of the target is dominated by fixed stalls (payload.needs_bigger_probe)."""
+        s = self.settings
+        if not (trial.valid and trial.mib_s):
+            return False
+        probed = self.sizes[combo]
+        self.sizes[combo] = self._size_for(trial.mib_s, trial)
+        if attempt + 1 < PROBE_ATTEMPTS and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size):
+            self.sizes[combo] = max(self.sizes[combo], min(probed * 4, s.max_size))
+            return True
+        self.probe_rates[combo] = trial.mib_s
+        for member in self.groups.get(combo, ()):  # the group's others take this probe's size
+            self.sizes[member] = self.sizes[combo]
+        return False
+
+    def _size_for(self, rate: float, probe: Trial | None = None, seconds: float | None = None) -> int:
+        """The payload for a ~`seconds` data phase at `rate`; under --server-cpu at least twice what
+        arrived before the probe's reader started (a channel window), so that the reader times most
+        of it (clock.reader_timed_too_little) rather than wall minus a handshake that swings by half a
+        second at 0.1 core."""
+        s = self.settings
+        size = size_for_rate(rate, s.seconds if seconds is None else seconds, s.max_size)
+        if s.server_cpu is not None and probe is not None and probe.tcp_bytes_before_clock:
+            self.window_bytes = max(self.window_bytes, probe.tcp_bytes_before_clock)
+        if s.server_cpu is not None and self.window_bytes:
+            size = max(size, size_at_least(2 * self.window_bytes, s.max_size))
+        return size
+
+    def fit_minimum_rounds(self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float) -> str | None:
+        """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when the minimum
+        rounds (`rest`) would not fit in `time_left_s` at ~`seconds` per trial, so that a slower machine or
+        a bigger matrix still ends on time. Records the target used as `seconds`; returns a notice."""
+        s = self.settings
+        warm = [(t.kind, t.wall_s, t.data_s) for t in trials if t.warmup and t.valid]
+        overheads = [w - d for kind, w, d in warm if kind == "transfer" and w is not None and d is not None]
+        if not (s.adaptive and s.fit_seconds and self.probe_rates and overheads):
+            return None
+        walls: dict[str, float] = {
+            kind: statistics.median([w for k, w, _ in warm if k == kind and w is not None] or [1.0])
+            for kind in {item.kind for item in rest}
+        }
+        transfers = sum(item.kind == "transfer" for item in rest)
+        target = fitted_data_phase(
+            time_left_s=time_left_s,
+            transfers=transfers,
+            overhead_s=statistics.median(overheads),
+            fixed_s=sum(walls[item.kind] for item in rest if item.kind != "transfer"),
+            target_s=s.seconds,
+            floor_s=FIT_FLOOR_S,
+        )
+        if target >= s.seconds:
+            return None
+        for combo, rate in self.probe_rates.items():
+            for member in self.groups.get(combo, [combo]):
+                self.sizes[member] = self._size_for(rate, seconds=target)
+        notice = (
+            f"--budget {s.budget_s:g} s: each trial's data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s "
+            f"so that the first {s.runs} rounds ({transfers} transfers) fit"
+            + (" (it cannot shrink further: the run will overrun)" if target <= FIT_FLOOR_S else "")
+        )
+        s.seconds = round(target, 3)
+        return notice
+
+
+def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
+    """Seconds one more round of these would take: each one's median measured trial wall time (a
+    handshake's for the connection), with a margin for spawning."""
+    walls: dict[Combination, list[float]] = {}
+    for t in trials:
+        if not t.warmup and t.wall_s is not None and t.kind == "transfer":
+            walls.setdefault(t.combination, []).append(t.wall_s)
+    handshake = [t.wall_s for t in trials if t.kind == "handshake" and t.wall_s is not None]
+    per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
+    per_round += statistics.median(handshake) if handshake else 0.0
+    return per_round * 1.2
