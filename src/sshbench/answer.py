@@ -133,8 +133,9 @@ class Answer:
                 out.append(f"  {self.config_checked}")
         if self.config_note:
             out.append(f"  {self.config_note}")
-        if self.advice:
-            out.append(f"  {self.advice}")
+        if self.advice:  # "undecided: <pairs>; <what would decide>": two lines, to fit 100 columns
+            head, _, rest = self.advice.partition("; ")
+            out += [f"  {head}", *([f"    {rest}"] if rest else [])]
         return out
 
     def _default_line(self) -> str | None:

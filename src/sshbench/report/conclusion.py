@@ -22,7 +22,8 @@ def print_block(result: RunResult, console: Console) -> bool:
     lines = found.lines()
     console.print(Text(lines[0], style="bold"), soft_wrap=True)
     for line in lines[1:]:
-        style = "green" if line.strip() in (found.config or ()) else "yellow" if line.startswith("  undecided") else ""
+        undecided = line.startswith("  undecided") or (found.advice and line.strip() in found.advice)
+        style = "green" if line.strip() in (found.config or ()) else "yellow" if undecided else ""
         console.print(Text(line, style=style), soft_wrap=True)
     return True
 
