@@ -121,6 +121,10 @@ def serve_many(timeout_s: float, host: str, port: int, connections: int) -> dict
     }
 
 
+def _connect_failed(err: OSError) -> dict:
+    return {"received_bytes": 0, "data_s": None, "cpu_s": None, "error": f"connect: {err}", "connect_failed": True}
+
+
 def connect_and_receive(timeout_s: float, host: str, port: int, expected: int | None = None) -> dict:
     deadline = time.monotonic() + min(CONNECT_TIMEOUT_S, timeout_s)
     while True:
@@ -130,22 +134,10 @@ def connect_and_receive(timeout_s: float, host: str, port: int, expected: int | 
         except ConnectionRefusedError as err:
             # A remote `nc` prints no line once it listens: refused while it starts, bounded.
             if expected is None or time.monotonic() > deadline:
-                return {
-                    "received_bytes": 0,
-                    "data_s": None,
-                    "cpu_s": None,
-                    "error": f"connect: {err}",
-                    "connect_failed": True,
-                }
+                return _connect_failed(err)
             time.sleep(0.02)
         except OSError as err:
-            return {
-                "received_bytes": 0,
-                "data_s": None,
-                "cpu_s": None,
-                "error": f"connect: {err}",
-                "connect_failed": True,
-            }
+            return _connect_failed(err)
     return receive(conn, timeout_s, expected)
 
 
