@@ -18,10 +18,34 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from sshbench.errors import Interrupted
 
 TEMP_PREFIX = "sshbench-"
+
+
+class Made:
+    """Something made by `create()` and undone by `destroy()`, which copes with a half-made one: as a
+    context manager, a `create()` that fails is destroyed before its error goes on (namespace hosts,
+    their LAN, CPU quota groups)."""
+
+    def create(self) -> Self:
+        raise NotImplementedError
+
+    def destroy(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            self.create()
+        except BaseException:
+            self.destroy()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
 
 
 def runtime_dir() -> Path:

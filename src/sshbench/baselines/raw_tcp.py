@@ -86,13 +86,8 @@ class TcpSink:
         self.process: subprocess.Popen[str] | None = None
         self._pending = ""  # read from its stdout, not yet returned as a line
 
-    def start(self) -> TcpSink:
-        """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
-        argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
-        if self.connections > 1:
-            argv += ["listen", str(self.connections)]
-        if self.netns is not None:
-            argv = ["ip", "netns", "exec", self.netns, *argv]
+    def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """The sink (or the ssh that runs it remotely) in its own session, its pipes read as text."""
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -100,7 +95,18 @@ class TcpSink:
             stderr=subprocess.PIPE,
             start_new_session=True,
             text=True,
+            env=env,
         )
+        return self.process
+
+    def start(self) -> TcpSink:
+        """Start the sink process (inside `netns` when given: an emulated link's server namespace)."""
+        argv = [sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port)]
+        if self.connections > 1:
+            argv += ["listen", str(self.connections)]
+        if self.netns is not None:
+            argv = ["ip", "netns", "exec", self.netns, *argv]
+        self._spawn(argv)
         line = self._line(STARTUP_TIMEOUT_S)
         if not line.startswith("PORT "):
             reason = line.strip() or self._stderr() or "no output"

@@ -106,16 +106,7 @@ class RemoteTcpSink(TcpSink):
         script = SINK_SCRIPT.read_bytes()
         nc_port = self.port or random.randint(*NC_PORTS)
         command = remote_sink_command(len(script), self.timeout_s, self.port, self.send_path, nc_port)
-        argv = [*self.ssh_argv, command]
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            text=True,
-            env=self.env,
-        )
+        self.process = self._spawn([*self.ssh_argv, command], env=self.env)
         assert self.process.stdin is not None
         try:
             self.process.stdin.buffer.write(script)  # type: ignore[attr-defined]

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sshbench.cleanup import Made
 from sshbench.links import nshost_config
 from sshbench.links.nshost_config import NsHostError, parse_rate_mbit, tbf_args
 from sshbench.links.nshost_lan import NamespaceLan
@@ -95,7 +96,7 @@ _counter = 0  # per process: the <n> of the next namespace
 
 
 @dataclass
-class NamespaceHost:
+class NamespaceHost(Made):
     """A throwaway "remote" host: see the module docstring. Use as a context manager, or call
     `create()` and `destroy()` yourself.
 
@@ -130,17 +131,6 @@ class NamespaceHost:
     identity: Path | None = None
     known_hosts: Path | None = None
     sshd: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> NamespaceHost:
-        try:
-            self.create()
-        except BaseException:
-            self.destroy()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
 
     # set-up -------------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from sshbench.cleanup import Made
 from sshbench.links import nshost_state
 from sshbench.links.nshost_config import NsHostError
 from sshbench.links.nshost_state import NS_PREFIX, RECORD_DIR, _record_path, _remove_namespace, _run, _start_time
@@ -38,22 +39,11 @@ BRIDGE = "br0"
 
 
 @dataclass
-class NamespaceLan:
+class NamespaceLan(Made):
     """A bridge in a namespace of its own; `attach(host_namespace)` plugs a host in and returns its address."""
 
     name: str = ""
     members: dict[str, str] = field(default_factory=dict)  # host namespace -> its address on the LAN
-
-    def __enter__(self) -> NamespaceLan:
-        try:
-            self.create()
-        except BaseException:
-            self.destroy()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
 
     def create(self) -> NamespaceLan:
         reason = nshost_state.missing_requirement()

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.cleanup import Made
+
 PREFIX = "sshbench-cpu-"
 _NAME = re.compile(r"^sshbench-cpu-(\d+)-(\d+)-(\d+)$")
 # A 10 ms period, not the kernel's default 100 ms: with 100 ms a 0.1-core server runs at full speed
@@ -175,7 +177,7 @@ def sweep_stale() -> list[str]:
 
 
 @dataclass
-class CpuQuota:
+class CpuQuota(Made):
     """A cgroup limited to `fraction` of one core. `create()`, `add(pid)`, `destroy()`; or `with`."""
 
     fraction: float
@@ -193,17 +195,6 @@ class CpuQuota:
     @property
     def quota_us(self) -> int:
         return max(MIN_QUOTA_US, round(self.fraction * self.period_us))
-
-    def __enter__(self) -> CpuQuota:
-        try:
-            self.create()
-        except BaseException:
-            self.destroy()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.destroy()
 
     def create(self) -> CpuQuota:
         global _counter
