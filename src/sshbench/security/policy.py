@@ -46,7 +46,7 @@ class Choice:
     kind: str
     name: str
     verdict: Verdict
-    median_mib_s: float | None = None  # best median of the combinations that use it
+    median_mib_s: float | None = None  # the median of its best-ranked combination
     measured_with: str = ""  # the rest of that combination
     handshake_ms: float | None = None  # kex only: median connection set-up
 
@@ -159,11 +159,12 @@ class Recommendation:
 
 
 def _best_by(summaries: list[Summary], key) -> dict[str, Summary]:
+    """Each name's best row: the first in the ranking's order (summaries come ranked, paired by round),
+    so that the lines put first what the conclusion's headline and the table put first; two rows whose
+    medians differ by less than their noise keep the ranking's order, not the medians'."""
     best: dict[str, Summary] = {}
     for s in summaries:
-        name = key(s)
-        if name not in best or (s.median_mib_s or 0) > (best[name].median_mib_s or 0):
-            best[name] = s
+        best.setdefault(key(s), s)
     return best
 
 
@@ -257,7 +258,8 @@ def _build(
     ]
     mac_best = _best_by(with_allowed_cipher, lambda s: s.combination.mac)
     mac_best.update({k: v for k, v in _best_by(with_mac, lambda s: s.combination.mac).items() if k not in mac_best})
-    for name, s in sorted(mac_best.items(), key=lambda kv: -(kv[1].median_mib_s or 0)):
+    ranked = {id(s): i for i, s in enumerate(valid)}
+    for name, s in sorted(mac_best.items(), key=lambda kv: ranked[id(kv[1])]):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
             rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher))
@@ -274,7 +276,7 @@ def _build(
 
     cipher_best = _best_by(valid, lambda s: s.combination.cipher)
     aead = {s.combination.cipher for s in valid if s.combination.mac == IMPLICIT_MAC}
-    for name, s in sorted(cipher_best.items(), key=lambda kv: -(kv[1].median_mib_s or 0)):
+    for name, s in cipher_best.items():  # in the ranking's order
         verdict = algorithm_verdict("cipher", name, strict.negotiated)
         cipher_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac
         if not allowed("cipher", verdict):
