@@ -24,7 +24,6 @@ from sshbench.summary import Summary
 
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
-PRACTICAL_ROUNDS = 100  # beyond this no budget is advice
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
 
 # "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
@@ -77,8 +76,12 @@ class Pick:
 
 @dataclass
 class Answer:
-    fastest: list[Pick]
+    fastest: list[Pick]  # ranked 1 (several when tied)
     tie_margin: float
+    # The rest of the fastest group: rows the run could not order against the fastest (summary.Summary.group 0).
+    # With them the headline names the group in your ssh's own order, as the config lines do.
+    equivalent: list[Pick] = field(default_factory=list)
+    top_group: list[Pick] = field(default_factory=list)  # fastest + equivalent, in the stated order
     default: Pick | None = None  # None: not measured (--no-baselines, or the defaults unknown)
     default_note: str | None = None  # why there is no default figure
     slowest: Pick | None = None  # named when it takes SLOW_REMARK times as long or more
@@ -96,20 +99,28 @@ class Answer:
 
     @property
     def default_is_fastest(self) -> bool:
+        """Your ssh's default is in the fastest group (ranked 1, tied with it, or not told apart from it)."""
         return self.default is not None and any(
-            (p.cipher, p.mac, p.kex) == (self.default.cipher, self.default.mac, self.default.kex) for p in self.fastest
+            (p.cipher, p.mac, p.kex) == (self.default.cipher, self.default.mac, self.default.kex)
+            for p in [*self.fastest, *self.equivalent]
         )
 
     def headline(self) -> str:
-        names = " = ".join(p.name for p in self.fastest) or "-"
-        if len(self.fastest) > 1:
-            names += f" (tied within {self.tie_margin:.0%})"
-        top = self.fastest[0] if self.fastest else None
+        group = self.top_group or self.fastest
+        if self.equivalent:  # not told apart: the group in the stated order, the same run after run
+            names = " or ".join(p.name for p in group) + " (equivalent here: not told apart)"
+        else:
+            names = " = ".join(p.name for p in group) or "-"
+            if len(group) > 1:
+                names += f" (tied within {self.tie_margin:.0%})"
+        rates = [p.median_mib_s for p in group if p.median_mib_s]
         rate = ""
-        if top is not None and top.median_mib_s:
-            rate = f", {_rate(top.median_mib_s)} MiB/s"
+        if len(rates) > 1:
+            rate = f", {_rate(min(rates))}-{_rate(max(rates))} MiB/s"
+        elif rates and (top := group[0]).median_mib_s:
+            rate = f", {_rate(rates[0])} MiB/s"
             if top.ci95_mib_s:
-                half = (top.ci95_mib_s[1] - top.ci95_mib_s[0]) / 2 / top.median_mib_s
+                half = (top.ci95_mib_s[1] - top.ci95_mib_s[0]) / 2 / rates[0]
                 rate += f" ±{half:.0%}"
         where = "" if self.pair == ("openssh", "openssh") else f" ({self.pair[0]} client, {self.pair[1]} server)"
         return f"Fastest here{where}: {names}{rate}"
@@ -145,7 +156,8 @@ class Answer:
         kex = "" if not self.fastest or d.kex == self.fastest[0].kex else f", kex {d.kex}"
         what = f"your ssh's default ({d.name}{kex})"
         if self.default_is_fastest:
-            line = f"{what} is the fastest: configuring buys nothing here"
+            among = "the fastest" if not self.equivalent else "among the fastest"
+            line = f"{what} is {among}: configuring buys nothing measurable here"
         elif d.relative_to_fastest is not None:
             ci = d.relative_to_fastest_ci95
             interval = f" ({_factor(ci[0])}-{_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
@@ -157,6 +169,7 @@ class Answer:
     def to_json(self) -> dict:
         return {
             "fastest": [p.to_json() for p in self.fastest],
+            "equivalent": [p.to_json() for p in self.equivalent],
             "tied": len(self.fastest) > 1,
             "tie_margin": self.tie_margin,
             "default": None
@@ -202,9 +215,13 @@ def _compute(result: RunResult) -> Answer | None:
     rows = [s for s in rows if summary.implementation_pair(s.combination) == pair]
     best = min(s.rank or 0 for s in rows)
     fastest = [s for s in rows if s.rank == best]
+    top = [s for s in rows if s.group == rows[0].group]
+    stated = policies.group_order(rows, "cipher", policies.client_defaults(result.environment))
     answer = Answer(
         fastest=[Pick.of(s) for s in fastest],
         tie_margin=summary.tie_margin(result),
+        equivalent=[Pick.of(s) for s in top if s not in fastest],
+        top_group=[Pick.of(s) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))],
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
     )
@@ -275,21 +292,24 @@ def _config(answer: Answer, result: RunResult, top: Summary) -> None:
 
 
 def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None:
-    """The neighbours the run could not order, and one piece of advice: how many more rounds, as a budget."""
+    """The neighbours the run could not order, each with the reason its own figures give
+    (statistics.why_undecided), and one piece of advice that matches those reasons."""
     margin = summary.tie_margin(result)
-    needed: list[int | None] = []
+    whys: list[stats.WhyUndecided] = []
     for p in summary.undecided(result):
         if summary.implementation_pair(p.faster) != pair:
             continue
-        more = stats.pairs_to_decide(p.estimate, margin)
-        needed.append(more)
+        why = stats.why_undecided(p.estimate, margin)
+        whys.append(why)
         answer.undecided.append(
             {
                 "faster": p.faster.label,
                 "slower": p.slower.label,
                 "ratio": p.estimate.ratio,
                 "ci95": [p.estimate.low, p.estimate.high],
-                "rounds_to_decide": more,
+                "rounds_to_decide": why.rounds,
+                "reason": why.reason,
+                "why": why.sentence(margin, p.estimate.n_pairs),
             }
         )
     if not answer.undecided:
@@ -298,24 +318,30 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     pairs = f"{_short(first['faster'])} vs {_short(first['slower'])}" + (
         f" and {len(answer.undecided) - 1} more pair(s)" if len(answer.undecided) > 1 else ""
     )
-    practical = [n for n in needed if n is not None and n <= PRACTICAL_ROUNDS]
-    if not practical:
-        answer.advice = (
-            f"undecided: {pairs}; their ratios sit at the ±{margin:.0%} tie margin: a wider --tie would call "
-            "them tied, no practical number of rounds orders them"
+    more = [w.more for w in whys if w.more is not None]
+    if not more:
+        reasons = {w.reason for w in whys}
+        what = (
+            f"their ratios sit at the ±{margin:.0%} tie margin: a wider --tie would call them tied"
+            if reasons == {"margin"}
+            else "the rounds scatter too much for the gaps: a quieter machine would decide them sooner"
+            if reasons == {"spread"}
+            else "at the tie margin or too scattered: no practical number of rounds decides them"
         )
+        answer.advice = f"undecided: {pairs}; {what}"
         return
-    more = max(practical)
+    needed = max(more)
     settings = result.settings
     rounds = max(summary.rounds_run(result), 1)
     elapsed = max((result.finished_at or result.started_at) - result.started_at, 0.0)
     per_round = elapsed / (rounds + getattr(settings, "warmup", 0))
     if getattr(settings, "adaptive", False):
-        budget = max(math.ceil((elapsed + more * per_round) / 60), 1)
+        budget = max(math.ceil((elapsed + needed * per_round) / 60), 1)
         run = f"`sshbench run` with the same options and --budget {budget}m"
     else:
-        run = f"`sshbench run` with the same options and --runs {rounds + more}"
-    answer.advice = f"undecided: {pairs}; about {more} more rounds would decide: {run}"
+        run = f"`sshbench run` with the same options and --runs {rounds + needed}"
+    decides = "" if len(more) == len(whys) else f" {len(more)} of them"
+    answer.advice = f"undecided: {pairs}; about {needed} more round(s) would decide{decides}: {run}"
 
 
 def _short(label: str) -> str:

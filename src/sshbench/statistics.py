@@ -266,6 +266,53 @@ def pairs_to_decide(
     return n
 
 
+UndecidedReason = Literal["few-rounds", "more-rounds", "spread", "margin"]
+PRACTICAL_ROUNDS = 100  # beyond this, "about N rounds would decide it" is no advice
+
+
+@dataclass(frozen=True)
+class WhyUndecided:
+    """Why a pair stayed undecided, read from its own estimate, and what would decide it:
+    - few-rounds: its interval covers the truth less often than `min_coverage` (fewer than MIN_PAIRS
+      rounds in common: the unpaired fallback); `rounds` is MIN_PAIRS, what a decision needs at least;
+    - more-rounds: about `more` further paired rounds at this spread would decide it;
+    - margin: its ratio sits at the tie margin's edge: no practical number of rounds orders or ties them;
+    - spread: the rounds scatter too much for the gap: over PRACTICAL_ROUNDS at this spread."""
+
+    reason: UndecidedReason
+    rounds: int | None  # paired rounds in all that would decide it (None: no practical number)
+    more: int | None  # of which not yet run
+
+    def sentence(self, tie_margin: float, n_pairs: int) -> str:
+        if self.reason == "few-rounds":
+            return f"{n_pairs} paired round(s) are too few for a 95% interval: {MIN_PAIRS} at least would decide"
+        if self.reason == "more-rounds":
+            return f"about {self.more} more round(s) would decide it"
+        if self.reason == "margin":
+            return (
+                f"its ratio sits at the ±{tie_margin:.0%} tie margin: no practical number of rounds decides it "
+                "(a wider --tie would call them tied)"
+            )
+        return f"the rounds scatter too much for the gap (over {PRACTICAL_ROUNDS} rounds): a quieter machine would decide it"
+
+
+def why_undecided(
+    estimate: RatioEstimate,
+    tie_margin: float = DEFAULT_TIE_MARGIN,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+    practical: int = PRACTICAL_ROUNDS,
+) -> WhyUndecided:
+    """The reason an undecided pair's own figures give (WhyUndecided)."""
+    if estimate.coverage < min_coverage or estimate.method != PAIRED_LOG_T:
+        return WhyUndecided("few-rounds", MIN_PAIRS, max(MIN_PAIRS - estimate.n_pairs, 1))
+    needed = pairs_to_decide(estimate, tie_margin)
+    if needed is not None and needed <= practical:
+        return WhyUndecided("more-rounds", needed, max(needed - estimate.n_pairs, 1))
+    ratio = max(estimate.ratio, 1.0 / estimate.ratio)
+    near_margin = abs(math.log(ratio) - math.log1p(tie_margin)) < math.log1p(tie_margin) / 2
+    return WhyUndecided("margin" if near_margin else "spread", None, None)
+
+
 # --- ranking in groups --------------------------------------------------------------------------
 
 
@@ -286,6 +333,10 @@ class RankedCombination(Generic[K]):
     rank: int  # shared by tied neighbours (competition ranking: 1, =2, =2, 4)
     shared: bool
     decided: bool  # ordered or tied against both neighbours
+    # The first combination's throughput over this one's, paired by round: the one estimate the order, the
+    # "x fastest" column and the conclusion all use (1.0 for the first; never decreasing down the ranking).
+    relative: RatioEstimate | None = None
+    group: int = 0  # index of its group: neighbours that are tied or undecided share one (recommendations)
 
     @property
     def rank_label(self) -> str:
@@ -297,11 +348,26 @@ class Ranking(Generic[K]):
     combinations: list[RankedCombination[K]]  # fastest first
     pairs: list[PairDecision[K]]  # pairs[i]: combinations[i] against combinations[i + 1]
 
+    def groups(self) -> list[list[K]]:
+        """The combinations in groups, fastest group first: a group ends at a neighbour pair that is
+        ordered; inside it every neighbour pair is tied or undecided (the run could not order them)."""
+        out: list[list[K]] = []
+        for c in self.combinations:
+            if c.group == len(out):
+                out.append([])
+            out[c.group].append(c.key)
+        return out
 
-def _paired_order(rates: Mapping[K, Mapping[int, float]], confidence: float) -> list[K]:
-    """Median descending, then neighbours swapped where their paired ratio says the lower one is
-    faster: sample medians do not see through common-mode noise, paired rounds do, and a ranking
-    must never place the slower of an ordered pair first."""
+
+def _paired_order(rates: Mapping[K, Mapping[int, float]], confidence: float) -> tuple[list[K], dict[K, RatioEstimate]]:
+    """The order and every combination's ratio to the first, by one estimator: the paired ratio.
+
+    Median descending, then neighbours swapped where their paired ratio says the lower one is faster
+    (sample medians do not see through common-mode noise, paired rounds do). The first of that order is
+    the reference unless some combination is faster than it, paired (possible when adaptive rounds left
+    combinations with different rounds: a paired ratio is then not transitive); then that one is, until
+    none is (at most once per combination). Finally every combination is placed by its paired ratio to
+    the reference, so that "x fastest" never decreases down the ranking and the first row reads 1.00."""
     order = sorted(rates, key=lambda key: -statistics.median(rates[key].values()))
     for _ in range(len(order)):
         swapped = False
@@ -311,7 +377,28 @@ def _paired_order(rates: Mapping[K, Mapping[int, float]], confidence: float) -> 
                 swapped = True
         if not swapped:
             break
-    return order
+    reference = order[0]
+    tried = {reference}
+    relative = {key: paired_ratio_ci(rates[reference], rates[key], confidence) for key in order}
+    for _ in range(len(order)):
+        faster = min(order, key=lambda key: relative[key].ratio)
+        if relative[faster].ratio >= 1.0 or faster in tried:
+            break
+        reference = faster
+        tried.add(reference)
+        relative = {key: paired_ratio_ci(rates[reference], rates[key], confidence) for key in order}
+    relative[reference] = RatioEstimate(1.0, 1.0, 1.0, len(rates[reference]))
+    for key, estimate in relative.items():
+        if estimate.ratio < 1.0:
+            # A cycle of paired ratios (a faster than b, b than c, c than a: possible only when rounds differ
+            # between combinations): no first row is faster than every other. Such a row reads as not told
+            # apart from the first (1.00, its interval widened to hold 1), never as faster than the first.
+            relative[key] = RatioEstimate(
+                1.0, min(estimate.low, 1.0), max(estimate.high, 1.0), estimate.n_pairs, estimate.method, 0.0
+            )
+    position = {key: i for i, key in enumerate(order)}
+    order.sort(key=lambda key: (key != reference, relative[key].ratio, position[key]))
+    return order, relative
 
 
 def rank_groups(
@@ -320,18 +407,24 @@ def rank_groups(
     confidence: float = DEFAULT_CONFIDENCE,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> Ranking[K]:
-    """Rank combinations (rates[key][round] = MiB/s, measured rounds only) fastest first, decide
-    each neighbour pair with paired_ratio_ci + compare_pair, and give tied neighbours one rank."""
+    """Rank combinations (rates[key][round] = MiB/s, measured rounds only) fastest first by their paired
+    ratio to the first (_paired_order), decide each neighbour pair with paired_ratio_ci + compare_pair,
+    give tied neighbours one rank, and group neighbours the run could not order. A neighbour pair whose
+    own paired ratio contradicts the order (non-transitive rounds) is never "ordered": undecided."""
     if any(not by_round for by_round in rates.values()):
         raise ValueError("rank_groups: every combination needs at least one rate")
-    order = _paired_order(rates, confidence)
+    order, relative = _paired_order(rates, confidence)
     pairs: list[PairDecision[K]] = []
     for faster, slower in itertools.pairwise(order):
         estimate = paired_ratio_ci(rates[faster], rates[slower], confidence)
-        pairs.append(PairDecision(faster, slower, estimate, compare_pair(estimate, tie_margin, min_coverage)))
-    ranks = [1]
+        decision = compare_pair(estimate, tie_margin, min_coverage)
+        if decision == "ordered" and estimate.ratio < 1.0:
+            decision = "undecided"
+        pairs.append(PairDecision(faster, slower, estimate, decision))
+    ranks, groups = [1], [0]
     for i, pair in enumerate(pairs, start=1):
         ranks.append(ranks[-1] if pair.decision == "tied" else i + 1)
+        groups.append(groups[-1] + 1 if pair.decision == "ordered" else groups[-1])
     ranked = []
     for i, key in enumerate(order):
         neighbours = pairs[max(i - 1, 0) : i + 1]
@@ -342,6 +435,8 @@ def rank_groups(
                 rank=ranks[i],
                 shared=any(p.decision == "tied" for p in neighbours),
                 decided=all(p.decision != "undecided" for p in neighbours),
+                relative=relative[key],
+                group=groups[i],
             )
         )
     return Ranking(ranked, pairs)

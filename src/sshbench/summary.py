@@ -32,7 +32,10 @@ class Summary:
     q3_mib_s: float | None
     iqr_mib_s: float | None
     cv: float | None  # stdev / mean of MiB/s
-    relative_to_fastest: float | None  # fastest median / this median: 1.0 is the fastest, 2.0 takes twice as long
+    # The first row's throughput over this one's, paired by round (statistics.rank_groups: the estimate the
+    # ranking itself uses): 1.0 for the row ranked first, 2.0 takes twice as long; never decreasing down the
+    # ranking. JSON schema 2; schema 1 divided the highest median by this one's.
+    relative_to_fastest: float | None
     client_cpu_s_per_gib: float | None
     server_cpu_s_per_gib: float | None
     median_data_s: float | None
@@ -48,6 +51,7 @@ class Summary:
     rank: int | None = None  # within its client/server pair; shared by tied neighbours
     rank_label: str | None = None  # "3", or "=1" when shared
     decided: bool | None = None  # ordered or tied against both neighbours
+    group: int | None = None  # neighbours tied or undecided share a group (0: the fastest group), per pair
     relative_to_fastest_ci95: list[float] | None = None  # [low, high] of relative_to_fastest, paired by round
     outlier_trials: list[int] = field(default_factory=list)  # repetitions flagged by modified z-score (kept)
     slow_first_trial: bool = False  # the first measured trial is a slow outlier: add warm-up
@@ -96,6 +100,7 @@ class Summary:
                     "rank",
                     "rank_label",
                     "decided",
+                    "group",
                     "relative_to_fastest_ci95",
                     "outlier_trials",
                     "slow_first_trial",
@@ -215,15 +220,6 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
     ranked = {
         entry.key: entry for ranking in rankings(trials, tie_margin, kind).values() for entry in ranking.combinations
     }
-    fastest: dict[tuple[str, str], Summary] = {}  # the same row relative_to_fastest divides by
-    for s in summaries:
-        pair = implementation_pair(s.combination)
-        if (
-            s.median_mib_s
-            and s.combination in rates
-            and s.median_mib_s > (fastest[pair].median_mib_s or 0.0 if pair in fastest else 0.0)
-        ):
-            fastest[pair] = s
     for s in summaries:
         by_round = rates.get(s.combination)
         if not by_round:
@@ -240,13 +236,11 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
         s.ci95_mib_s = list(stats.median_ci(values))
         s.ci_coverage = stats.median_ci_coverage(len(values))
         entry = ranked[s.combination]
-        s.rank, s.rank_label, s.decided = entry.rank, entry.rank_label, entry.decided
-        best = fastest[implementation_pair(s.combination)].combination
-        if best == s.combination:
-            s.relative_to_fastest_ci95 = [1.0, 1.0]
-        else:
-            estimate = stats.paired_ratio_ci(rates[best], by_round)
-            s.relative_to_fastest_ci95 = [estimate.low, estimate.high]
+        s.rank, s.rank_label, s.decided, s.group = entry.rank, entry.rank_label, entry.decided, entry.group
+        # "x fastest": the ranking's own estimate, the first row's throughput over this one's, paired by round
+        if entry.relative is not None:
+            s.relative_to_fastest = entry.relative.ratio
+            s.relative_to_fastest_ci95 = [entry.relative.low, entry.relative.high]
         s.outlier_trials = [measured[i].repetition for i in stats.modified_z_outliers(values)]
         s.slow_first_trial = stats.slow_first_trial(values)
 
@@ -326,15 +320,6 @@ def summarise_transfers(
             )
     # One ranking per client/server implementation pair: an AsyncSSH (Python) row is never "x fastest"
     # of an OpenSSH row. OpenSSH's own pair first, then the others by name.
-    fastest: dict[tuple[str, str], float] = {}
-    for s in summaries:
-        if s.median_mib_s:
-            pair = implementation_pair(s.combination)
-            fastest[pair] = max(fastest.get(pair, 0.0), s.median_mib_s)
-    for s in summaries:
-        best = fastest.get(implementation_pair(s.combination))
-        if best and s.median_mib_s:
-            s.relative_to_fastest = best / s.median_mib_s
     _add_decisions(summaries, trials, tie_margin, kind)
     # Fastest first in the ranking's order (a row's median may sit below the next row's where the
     # rounds, paired, say it is faster: statistics.rank_groups).

@@ -174,8 +174,9 @@ def _factor(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
-def decision_lines(result: RunResult) -> list[str]:
-    """Under the table: what the ± means where it is below 95%, ties, and one line per undecided pair."""
+def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
+    """Under the table: what the ± means where it is below 95%, ties, why a median may read above the row
+    ranked before it, and the undecided pairs: each with its reason (`wide`), else one line for all."""
     from sshbench import statistics as stats
 
     out = []
@@ -189,22 +190,58 @@ def decision_lines(result: RunResult) -> list[str]:
     margin = summary.tie_margin(result)
     if any(s.rank_label and s.rank_label.startswith("=") for s in rows):
         out.append(f"=N: tied (the 95% CI of their ratio lies within ±{margin:.0%}, --tie)")
-    for pair in summary.undecided(result):
-        e = pair.estimate
-        more = stats.pairs_to_decide(e, margin)
-        if more is None:
-            runs = "more rounds would decide it"
-        elif more <= PRACTICAL_ROUNDS:
-            runs = f"about {more} rounds would decide it"
-        elif abs(e.ratio - (1 + margin)) < margin / 2:  # near the margin's edge: no budget settles it
-            runs = f"its ratio is near the ±{margin:.0%} tie margin: over {PRACTICAL_ROUNDS} rounds at this spread"
-        else:  # the trials scatter too much for the gap: a quieter machine, not more time
-            runs = f"at this spread over {PRACTICAL_ROUNDS} rounds: a quieter machine would decide it sooner"
-        out.append(
-            f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
-            f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {runs}"
-        )
+    if line := median_order_line(rows):
+        out.append(line)
+    pairs = summary.undecided(result)
+    whys = [stats.why_undecided(p.estimate, margin) for p in pairs]
+    if wide:
+        for pair, why in zip(pairs, whys, strict=True):
+            e = pair.estimate
+            out.append(
+                f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
+                f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
+            )
+    elif pairs:
+        out.append(undecided_summary(whys, margin))
     return out
+
+
+def median_order_line(rows: list[summary.Summary]) -> str | None:
+    """One line when a row's median reads above the row ranked before it: the order is the paired ratio's."""
+    above = [
+        (s, prev)
+        for prev, s in zip(rows, rows[1:], strict=False)
+        if s.median_mib_s
+        and prev.median_mib_s
+        and s.median_mib_s > prev.median_mib_s
+        and summary.implementation_pair(s.combination) == summary.implementation_pair(prev.combination)
+    ]
+    if not above:
+        return None
+    s, prev = above[0]
+    more = f" (and {len(above) - 1} more)" if len(above) > 1 else ""
+    return (
+        f"order: {_short(s.combination.cipher)}'s median is above {_short(prev.combination.cipher)}'s{more}, yet "
+        "round by round it was slower: rows are ranked by the ratio paired by round, which cancels the machine's swings"
+    )
+
+
+def undecided_summary(whys: list, margin: float) -> str:
+    """All undecided neighbour pairs in one line, counted by reason (statistics.why_undecided)."""
+    counts: dict[str, int] = {}
+    for why in whys:
+        counts[why.reason] = counts.get(why.reason, 0) + 1
+    parts = []
+    if counts.get("few-rounds"):
+        parts.append(f"{counts['few-rounds']} have too few rounds for a 95% interval")
+    if counts.get("more-rounds"):
+        most = max(w.more for w in whys if w.reason == "more-rounds")
+        parts.append(f"{counts['more-rounds']} need up to {most} more round(s)")
+    if counts.get("margin"):
+        parts.append(f"{counts['margin']} sit at the ±{margin:.0%} tie margin")
+    if counts.get("spread"):
+        parts.append(f"{counts['spread']} scatter too much for their gap")
+    return f"undecided: {len(whys)} neighbouring pair(s): {'; '.join(parts)} (each with --wide)"
 
 
 def _short(label: str) -> str:
@@ -212,7 +249,6 @@ def _short(label: str) -> str:
 
 
 CONFIDENCE = 0.95
-PRACTICAL_ROUNDS = 100  # beyond this "about N rounds would decide it" is no advice
 
 
 def handshake_table(result: RunResult) -> Table | None:
@@ -339,9 +375,9 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
             console.print(results_table(result))
         else:
             console.print(compact.results_table(result, console.width))
-        for line in [*decision_lines(result), *([] if wide else compact.legend(result))]:
+        for line in [*decision_lines(result, wide), *([] if wide else compact.legend(result))]:
             console.print(line, markup=False, highlight=False)
-        for note in security_hooks.report_notes(summary.summaries(result), result.environment):
+        for note in security_hooks.report_notes(summary.summaries(result), result.environment, each=wide):
             console.print(f"security: {note}", markup=False, highlight=False)
         from sshbench.report.notes import (
             implementation_notes,  # other implementations: what their rows mean

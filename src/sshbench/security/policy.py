@@ -12,6 +12,7 @@ Policies (the verdict scale is in verdicts.py):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sshbench import summary
@@ -168,6 +169,28 @@ def _best_by(summaries: list[Summary], key) -> dict[str, Summary]:
     return best
 
 
+def group_order(
+    rows: list[Summary], kind: str, defaults: dict[str, list[str]] | None
+) -> Callable[[str, Summary], tuple]:
+    """The sort key of the config lines: groups in the ranking's decided order (summary.Summary.group: the
+    neighbours a run could not order, or tied, share one), and inside a group your ssh's own default order
+    (names it does not offer by default after them, by name), so that two runs that cannot tell aes128-gcm
+    from aes256-gcm paste the same line, the order ssh would pick anyway. Runs stored before the defaults were
+    recorded: the ranking's order inside a group."""
+    position = {id(s): i for i, s in enumerate(rows)}
+    preference = (defaults or {}).get(kind)
+
+    def key(name: str, s: Summary) -> tuple:
+        group = s.group if s.group is not None else len(rows)
+        pair = summary.implementation_order(s.combination)
+        if preference is None:
+            return (pair, group, position[id(s)], name)
+        known = name in preference
+        return (pair, group, not known, preference.index(name) if known else 0, name)
+
+    return key
+
+
 def _rate(s: Summary | None) -> str:
     return f"{s.median_mib_s:.0f} MiB/s" if s is not None and s.median_mib_s is not None else "-"
 
@@ -258,8 +281,9 @@ def _build(
     ]
     mac_best = _best_by(with_allowed_cipher, lambda s: s.combination.mac)
     mac_best.update({k: v for k, v in _best_by(with_mac, lambda s: s.combination.mac).items() if k not in mac_best})
-    ranked = {id(s): i for i, s in enumerate(valid)}
-    for name, s in sorted(mac_best.items(), key=lambda kv: ranked[id(kv[1])]):
+    defaults = client_defaults(result.environment)
+    mac_key = group_order(valid, "mac", defaults)
+    for name, s in sorted(mac_best.items(), key=lambda kv: mac_key(*kv)):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
             rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher))
@@ -276,7 +300,8 @@ def _build(
 
     cipher_best = _best_by(valid, lambda s: s.combination.cipher)
     aead = {s.combination.cipher for s in valid if s.combination.mac == IMPLICIT_MAC}
-    for name, s in cipher_best.items():  # in the ranking's order
+    cipher_key = group_order(valid, "cipher", defaults)
+    for name, s in sorted(cipher_best.items(), key=lambda kv: cipher_key(*kv)):  # groups, then ssh's order
         verdict = algorithm_verdict("cipher", name, strict.negotiated)
         cipher_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac
         if not allowed("cipher", verdict):

@@ -95,8 +95,10 @@ def styled_cell(summary: Summary, environment: dict) -> Text:
     return Text(cell, style=VERDICT_STYLES.get(cell, ""))
 
 
-def report_notes(summaries: list[Summary], environment: dict) -> list[str]:
-    """Lines under the table: which Terrapin case applied, and why verdicts are missing if they are."""
+def report_notes(summaries: list[Summary], environment: dict, each: bool = True) -> list[str]:
+    """Lines under the table: which Terrapin case applied, why verdicts are missing if they are, and the
+    broken and weak rows: one line each (`each`), or one line per verdict class naming the algorithms and
+    reasons (the default output: a line per verdict class, not per row)."""
     error = verdict_error()
     if error:
         return [f"no security verdicts: {error}"]
@@ -105,7 +107,19 @@ def report_notes(summaries: list[Summary], environment: dict) -> list[str]:
         "with that (Terrapin, CVE-2023-48795)"
     ]
     below = [(s, summary_verdict(s, environment)) for s in summaries]
-    for s, verdict in below:
-        if verdict is not None and verdict.level.label in ("broken", "weak"):
-            notes.append(f"{s.combination.label} is {verdict.label}: {verdict.reason}")
+    flagged = [(s, v) for s, v in below if v is not None and v.level.label in ("broken", "weak")]
+    if each:
+        return notes + [f"{s.combination.label} is {v.label}: {v.reason}" for s, v in flagged]
+    for level in ("broken", "weak"):
+        reasons: dict[str, list[str]] = {}
+        for s, v in flagged:
+            if v.label == level:
+                name, _, why = v.reason.partition(": ")  # "<algorithm>: <why>" (verdicts.combination_verdict)
+                if not why:
+                    name, why = s.combination.cipher, v.reason
+                names = reasons.setdefault(why, [])
+                if name not in names:
+                    names.append(name)
+        if reasons:
+            notes.append(f"{level}: " + "; ".join(f"{', '.join(n)} ({why})" for why, n in reasons.items()))
     return notes

@@ -21,7 +21,7 @@ from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.security import report_hooks as security_hooks
 from sshbench.settings import RunSettings
 
-SCHEMA_VERSION = 1  # of the JSON document (the SQLite schema has its own)
+SCHEMA_VERSION = 2  # of the JSON document (the SQLite schema has its own); docs/results-json.md, Schema versions
 
 
 def to_document(result: RunResult) -> dict:
