@@ -24,6 +24,7 @@ from sshbench.summary import Summary
 
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
+MOST_NAMED = 3  # a fastest group larger than this is counted in the headline, not named
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
 
 # "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
@@ -107,7 +108,11 @@ class Answer:
 
     def headline(self) -> str:
         group = self.top_group or self.fastest
-        if self.equivalent:  # not told apart: the group in the stated order, the same run after run
+        if self.equivalent and len(group) > MOST_NAMED:  # a run that ordered little: the first, and a count
+            others = len(group) - 1
+            names = f"{self.fastest[0].name}, not told apart from {others} other row(s) (the table's group)"
+            group = self.fastest[:1]
+        elif self.equivalent:  # not told apart: the group in the stated order, the same run after run
             names = " or ".join(p.name for p in group) + " (equivalent here: not told apart)"
         else:
             names = " = ".join(p.name for p in group) or "-"

@@ -250,7 +250,8 @@ def test_run_reports_baselines_and_verdicts(tmp_path: Path) -> None:
     assert summary["bound_by"] in bottleneck.VERDICTS and summary["bound_by_evidence"]
     assert "median_mib_s" in summary and "relative_to_fastest" in summary  # existing keys kept
     assert "bound by" in done.stdout and "Baselines" in done.stdout  # `x raw TCP`: with --wide
-    assert f"bound by {summary['bound_by']}:" in done.stdout
+    # the verdict's explanation: the conclusion's "limited by" line (one sentence per verdict: with --wide)
+    assert "limited by:" in done.stdout and f"bound by {summary['bound_by']}:" not in done.stdout
 
 
 def test_no_baselines_runs_no_control(tmp_path: Path) -> None:

@@ -26,12 +26,16 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} MiB/s"
 
 
-def baselines_table(result: Any) -> Table | None:
-    """Raw TCP, crypto ceilings, disk, AES-NI mask: what each combination is compared with."""
+def baselines_table(result: Any, compact: bool = False) -> Table | None:
+    """Raw TCP, crypto ceilings, disk, AES-NI mask: what each combination is compared with. `compact` (the
+    default terminal report, which must leave the answer and the table on one screen): no frame, the crypto
+    ceilings as their range (each primitive with --wide), no notes."""
     baselines: dict = result.baselines or {}
     if not baselines.get("enabled") and not baselines.get("aesni_masked"):
         return None
     table = Table(title="Baselines (same run)", title_justify="left", show_header=False)
+    if compact:
+        table.box, table.padding = None, (0, 1, 0, 0)
     table.add_column(style="bold")
     table.add_column()
     raw = analysis.raw_tcp_summary(result.trials)
@@ -58,6 +62,13 @@ def baselines_table(result: Any) -> Table | None:
         if crypto:
             cached = all(e.get("cached") for e in crypto.values())
             rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
+            if compact:
+                speeds = sorted((e.get("mib_s") or 0.0, name) for name, e in crypto.items())
+                rates = f"{speeds[0][1]} {_rate(speeds[0][0])} to {speeds[-1][1]} {_rate(speeds[-1][0])}" + (
+                    f" ({len(speeds)} primitives; each with --wide)" if len(speeds) > 2 else ""
+                )
+                table.add_row(label, f"{rates}, one core")
+                continue
             where = (
                 "; on the server over ssh: each row's ceiling is the slower side's" if key == "crypto_server" else ""
             )
@@ -89,7 +100,7 @@ def baselines_table(result: Any) -> Table | None:
             f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
             f"{_rate(check['unmasked_mib_s'])} unmasked",
         )
-    for note in baselines.get("notes") or []:
+    for note in [] if compact else baselines.get("notes") or []:
         table.add_row("note", note)
     return table
 

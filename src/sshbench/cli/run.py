@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.console import Console
 from rich.progress import (
@@ -147,6 +148,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     verify.add_argument("--no-verify", dest="verify", action="store_false", help="never compute checksums")
     run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
+    run.add_argument(
+        "--json-stream",
+        action="store_true",
+        help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
+        "(docs/results-json.md); the human report is not printed",
+    )
     run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
     run.add_argument(
@@ -287,6 +294,7 @@ def _given_run_options(argv: list[str]) -> set[str]:
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # The results store: opened (and --resume checked) before anything is measured.
     from sshbench.report import json_export, table
+    from sshbench.report.json_stream import JsonStream
 
     runs = parse_runs(args.runs)
     tie = parse_tie(args.tie)
@@ -348,12 +356,18 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     task = progress.add_task("trials", total=None)
 
+    stream = JsonStream(sys.stdout) if args.json_stream else None
+
     def on_plan(total: int) -> None:
         progress.update(task, total=total)
         recorder.on_plan(runner.result)
+        if stream is not None:
+            stream.plan(total, runner.result)
 
     def on_trial(index: int, total: int, trial: Trial) -> None:
         recorder.on_trial(runner.result, trial)  # committed before anything else can go wrong
+        if stream is not None:
+            stream.trial(index, total, trial)
         progress.update(task, completed=index, description=trial.combination.label[:40])
         if args.verbose:
             progress.console.print(_trial_line(index, total, trial), markup=False, highlight=False)
@@ -375,7 +389,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     stored = recorder.finished(result, err)
     if interrupted is not None:
         raise interrupted
-    if result.trials or result.environment:
+    if stream is not None:
+        stream.end(result)
+    elif result.trials or result.environment:
         table.print_report(result, out, wide=args.wide, quiet=args.quiet)
     for notice in result.notices:  # after the report: its first lines are the conclusion
         err.print(f"sshbench: {notice}", highlight=False)

@@ -1,8 +1,9 @@
 """`sshbench recommend --fleet FLEET`: one policy for every host of a fleet run.
 
 Each host's run goes through recommend/config.build (the policy filter, Terrapin rules and AEAD/MAC logic
-per host); the fleet keeps what every host's recommendation allows and measured, and orders it by the
-slowest host's speed (a shared policy runs at that speed on the slowest machine). Each host's loss is
+per host); the fleet keeps what every host's recommendation allows and measured, and orders it as the
+slowest host's own recommendation does (a shared policy runs at that speed on the slowest machine; its decided
+groups, and your ssh's default order inside a group). Each host's loss is
 its speed with the fleet's first choice against its own best under the same policy.
 
 No live connection is made (the hosts are elsewhere): every setting on the lines was measured on every
@@ -60,7 +61,11 @@ class FleetRecommendation:
             lines.append(f"{indent}{option} {value}")
             choices = figures.get(option)
             if choices:
-                order = "slowest host's set-up first" if option == "KexAlgorithms" else "by the slowest host's speed"
+                order = (
+                    "slowest host's set-up first"
+                    if option == "KexAlgorithms"
+                    else "in the slowest host's order (its groups, then your ssh's)"
+                )
                 lines.append(f"{indent}# {order}: " + ", ".join(_figure(c) for c in choices))
         if not self.rec.macs:
             lines.append(f"{indent}# (no MACs line: every cipher above is AEAD and carries its own integrity)")
@@ -95,7 +100,12 @@ def _common(kind: str, per_host: dict[str, Recommendation], not_everywhere: list
     choices = [_slowest(kind, per_host, name) for name in everywhere]
     if kind == "kex":
         return sorted(choices, key=lambda c: (c.handshake_ms is None, c.handshake_ms or 0.0))
-    return sorted(choices, key=lambda c: -(c.median_mib_s or 0.0))
+    # The slowest host's own order (its decided groups, your ssh's default order inside a group: policy.build),
+    # so that the fleet's lines follow the same rule as one host's and stay the same when that host's run
+    # cannot tell two algorithms apart.
+    slowest = min(per_host.values(), key=lambda rec: rec.ciphers[0].median_mib_s or 0.0 if rec.ciphers else 0.0)
+    order = {c.name: i for i, c in enumerate(getattr(slowest, kind))}
+    return sorted(choices, key=lambda c: (order.get(c.name, len(order)), -(c.median_mib_s or 0.0)))
 
 
 def build_fleet(

@@ -167,8 +167,8 @@ def legend(result: RunResult) -> list[str]:
     if any(
         name.endswith(SUFFIX) for s in rows for name in (s.combination.cipher, s.combination.mac, s.combination.kex)
     ):
-        parts.append(f"names shown without {SUFFIX}")
+        parts.append(f"without {SUFFIX}")
     if any(s.combination.mac == IMPLICIT_MAC for s in rows):
-        parts.append(f"{AEAD_MAC}: integrity built into the cipher")
-    parts.append("CPU: ssh + sshd seconds per GiB; --wide: every column")
+        parts.append(f"{AEAD_MAC}: integrity in the cipher")
+    parts.append("CPU: ssh + sshd s/GiB; --wide: every column")
     return ["; ".join(parts)]

@@ -45,18 +45,26 @@ def _trials_line(result: RunResult) -> str:
     return f"{s.runs} runs + {s.warmup} warm-up, {order}"
 
 
-def environment_header(result: RunResult) -> Table:
+def environment_header(result: RunResult, compact: bool = False) -> Table:
+    """Where the run was measured. `compact` (the default report): the crypto flags on the CPU's line, and
+    client and server on one line when they are the same build."""
     env = result.environment
     flags = env.get("crypto_flags") or {}
+    flag_names = " ".join(f"{k}{'' if v else ' (no)'}" for k, v in flags.items() if v) or "none"
+    client = f"{env.get('client_ssh_version')}, {env.get('client_crypto_library') or env.get('openssl_version')}"
+    server = f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"
+    if compact:
+        machine = [("CPU", f"{env.get('cpu_model')} ({env.get('cores')} cores; {flag_names})")]
+    else:
+        machine = [("CPU", f"{env.get('cpu_model')} ({env.get('cores')} cores)"), ("Crypto flags", flag_names)]
+    if compact and env.get("server_ssh_version") and env.get("server_ssh_version") == env.get("client_ssh_version"):
+        ends = [("Client, server", f"{client}; both ends (strict kex: {env.get('server_strict_kex')})")]
+    else:
+        ends = [("Client", client), ("Server", server)]
     rows = [
-        ("CPU", f"{env.get('cpu_model')} ({env.get('cores')} cores)"),
-        ("Crypto flags", " ".join(f"{k}{'' if v else ' (no)'}" for k, v in flags.items() if v) or "none"),
+        *machine,
         ("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}"),
-        (
-            "Client",
-            f"{env.get('client_ssh_version')}, {env.get('client_crypto_library') or env.get('openssl_version')}",
-        ),
-        ("Server", f"{env.get('server_ssh_version')} (strict kex: {env.get('server_strict_kex')})"),
+        *ends,
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
         ("Trials", _trials_line(result)),
@@ -219,10 +227,10 @@ def median_order_line(rows: list[summary.Summary]) -> str | None:
     if not above:
         return None
     s, prev = above[0]
-    more = f" (and {len(above) - 1} more)" if len(above) > 1 else ""
+    more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
     return (
-        f"order: {_short(s.combination.cipher)}'s median is above {_short(prev.combination.cipher)}'s{more}, yet "
-        "round by round it was slower: rows are ranked by the ratio paired by round, which cancels the machine's swings"
+        f"order: by the ratio paired by round, so {_short(s.combination.cipher)}'s higher median sits below "
+        f"{_short(prev.combination.cipher)}'s{more}"
     )
 
 
@@ -233,15 +241,15 @@ def undecided_summary(whys: list, margin: float) -> str:
         counts[why.reason] = counts.get(why.reason, 0) + 1
     parts = []
     if counts.get("few-rounds"):
-        parts.append(f"{counts['few-rounds']} have too few rounds for a 95% interval")
+        parts.append(f"{counts['few-rounds']} too few rounds")
     if counts.get("more-rounds"):
         most = max(w.more for w in whys if w.reason == "more-rounds")
-        parts.append(f"{counts['more-rounds']} need up to {most} more round(s)")
+        parts.append(f"{counts['more-rounds']} need up to {most} more rounds")
     if counts.get("margin"):
-        parts.append(f"{counts['margin']} sit at the ±{margin:.0%} tie margin")
+        parts.append(f"{counts['margin']} at the ±{margin:.0%} tie margin")
     if counts.get("spread"):
-        parts.append(f"{counts['spread']} scatter too much for their gap")
-    return f"undecided: {len(whys)} neighbouring pair(s): {'; '.join(parts)} (each with --wide)"
+        parts.append(f"{counts['spread']} too scattered")
+    return f"undecided: {len(whys)} neighbour pairs (each with --wide): {', '.join(parts)}"
 
 
 def _short(label: str) -> str:
@@ -249,6 +257,21 @@ def _short(label: str) -> str:
 
 
 CONFIDENCE = 0.95
+
+
+def handshake_lines(result: RunResult, most: int = 3) -> list[str] | None:
+    """The set-up figures as a line per kex (the default report), where only the kex varies and there are at
+    most `most`; None: the table is needed (handshake_table)."""
+    handshakes = summary.handshakes(result)
+    if not handshakes or len(handshakes) > most:
+        return None
+    if any(len({getattr(h, f) for h in handshakes}) > 1 for f in ("client", "server", "link", "tool", "streams")):
+        return None
+    return [
+        f"set-up (a connection with no data): {h.kex} {_fmt(h.median_ms, '.0f')} ms "
+        f"({_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}), client CPU {_fmt(h.client_cpu_ms, '.0f')} ms"
+        for h in handshakes
+    ]
 
 
 def handshake_table(result: RunResult) -> Table | None:
@@ -385,15 +408,15 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
 
         for note in implementation_notes(result):
             console.print(f"implementations: {note}", markup=False, highlight=False)
-        for note in baseline_report.verdict_notes(baseline_analysis.compare(result)):
+        for note in baseline_report.verdict_notes(baseline_analysis.compare(result)) if wide else []:
             console.print(f"bound by {note}", markup=False, highlight=False)
         for sweep in baseline_analysis.stream_sweeps(result):  # -P 1,2,...: how many streams are enough
             if line := sweep.conclusion():
                 console.print(f"streams: {line}", markup=False, highlight=False)
     if not wide:
         console.print()
-        console.print(environment_header(result))
-    baselines = baseline_report.baselines_table(result)
+        console.print(environment_header(result, compact=True))
+    baselines = baseline_report.baselines_table(result, compact=not wide)
     if baselines is not None:
         console.print(baselines)
     links = link_report.links_table(result)  # emulated links: profile next to achieved rate and RTT
@@ -404,7 +427,10 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
             *link_report.window_lines(result, baseline_analysis.compare(result)),
         ):
             console.print(line, markup=False, highlight=False)
-    hs = handshake_table(result)
+    setup = handshake_lines(result) if not wide else None
+    hs = handshake_table(result) if setup is None else None
+    for line in setup or []:
+        console.print(line, markup=False, highlight=False)
     if hs is not None:
         console.print(hs)
     for line in [*warnings(result), *link_report.over_rate_warnings(result)]:

@@ -105,6 +105,8 @@ def report_notes(summaries: list[Summary], environment: dict, each: bool = True)
     notes = [
         f"verdicts: {strict_kex(environment).describe()}; chacha20-poly1305 and CBC+ETM are rated "
         "with that (Terrapin, CVE-2023-48795)"
+        if each
+        else f"verdicts with {strict_kex(environment).describe()} (Terrapin)"
     ]
     below = [(s, summary_verdict(s, environment)) for s in summaries]
     flagged = [(s, v) for s, v in below if v is not None and v.level.label in ("broken", "weak")]
