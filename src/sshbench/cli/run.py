@@ -148,7 +148,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     verify.add_argument("--no-verify", dest="verify", action="store_false", help="never compute checksums")
     run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
     run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
+    run.add_argument(
+        "--ssh",
+        metavar="PATH[,PATH...]",
+        help="ssh client build(s); several are swept like any other axis, labelled by `ssh -V` (default: ssh in PATH)",
+    )
+    run.add_argument(
+        "--sshd",
+        metavar="PATH[,PATH...]",
+        help="sshd build(s) for the private target; several are swept, each its own private sshd (default /usr/sbin/sshd)",
+    )
+    run.add_argument(
+        "--sshd-session",
+        metavar="PATH",
+        help="an OpenSSH 9.8+ --sshd build's sshd-session, when not next to it (sshd-auth is looked for beside it)",
+    )
     run.add_argument(
         "--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)"
     )
@@ -318,6 +332,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         warmup=args.warmup,
         trial_timeout_s=args.trial_timeout,
         sshd=args.sshd,
+        ssh=args.ssh or "ssh",
+        sshd_session=args.sshd_session,
         ssh_config=args.ssh_config,
         tool=args.tool,
         direction="down" if args.reverse else args.direction,
