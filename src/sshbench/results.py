@@ -53,7 +53,8 @@ class Combination:
     def label(self) -> str:
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
         streams = f" -P {self.streams}" if self.streams != 1 else ""
-        return f"{self.cipher}{mac}{streams}"
+        builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds else ""  # a build sweep
+        return f"{self.cipher}{mac}{streams}{builds}"
 
     @property
     def shape(self) -> tuple[str | int, ...]:

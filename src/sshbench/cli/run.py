@@ -244,11 +244,26 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         return
     try:
         rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
-        checked = recommend.verify(rec, result, sshd=result.settings.sshd, ssh=result.settings.ssh)
+        sshd, ssh = _fastest_builds(result)
+        checked = recommend.verify(rec, result, sshd=sshd, ssh=ssh)
     except SshbenchError as e:
         checked = f"NOT checked: {e}"
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
     result.environment[answer.CHECKED_KEY] = found.config_checked = checked
+
+
+def _fastest_builds(result: RunResult) -> tuple[str | None, str]:
+    """The sshd and ssh the conclusion's lines are checked with: in a build sweep the fastest row's builds
+    (its lines may name an algorithm only that build has), else --sshd and --ssh."""
+    from sshbench import summary
+
+    paths = result.settings.sshd_paths()[0], result.settings.ssh_paths()[0]
+    found = result.environment.get("builds") or {}
+    top = next((s.combination for s in summary.summaries(result) if s.median_mib_s), None)
+    if top is None:
+        return paths
+    by_label = {(side, b["label"]): b["path"] for side in ("ssh", "sshd") for b in found.get(side) or []}
+    return by_label.get(("sshd", top.sshd_build), paths[0]), by_label.get(("ssh", top.ssh_build), paths[1])
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
