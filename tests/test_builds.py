@@ -1,0 +1,167 @@
+"""Build sweeps (--ssh A,B / --sshd A,B): OpenSSH 9.2 (this machine's) against 10.0 (bookworm-backports,
+fetched and extracted by scripts/fetch-openssh10.sh, which `make test` runs) in all four pairings, for real;
+and the bad input that must be refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, sshbench_temp_dirs
+from sshbench import builds
+from sshbench.errors import UsageError
+
+# Read before the autouse fixture points XDG_CACHE_HOME at a per-test dir: the tree fetch-openssh10.sh made.
+OPENSSH10 = Path(
+    os.environ.get("SSHBENCH_OPENSSH10_DIR")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sshbench" / "openssh-10.0"
+)
+SSH92, SSHD92 = "/usr/bin/ssh", "/usr/sbin/sshd"
+SSH10, SSHD10 = str(OPENSSH10 / "usr/bin/ssh"), str(OPENSSH10 / "usr/sbin/sshd")
+needs_10 = pytest.mark.skipif(
+    not (os.access(SSH10, os.X_OK) and os.access(SSHD10, os.X_OK)),
+    reason=f"OpenSSH 10.0 not extracted at {OPENSSH10} (sh scripts/fetch-openssh10.sh; the archive was unreachable?)",
+)
+needs_92 = pytest.mark.skipif(
+    not (os.access(SSH92, os.X_OK) and os.access(SSHD92, os.X_OK))
+    or "OpenSSH_9.2" not in subprocess.run([SSH92, "-V"], capture_output=True, text=True).stderr,
+    reason="this machine's ssh/sshd are not OpenSSH 9.2",
+)
+MLKEM, SNTRUP = "mlkem768x25519-sha256", "sntrup761x25519-sha512"
+
+
+@needs_10
+@needs_92
+def test_four_pairings_interleaved_each_negotiating_what_its_builds_speak(tmp_path):
+    before = sshbench_temp_dirs()
+    out = tmp_path / "r.json"
+    done = run_cli(
+        "run",
+        "--ssh",
+        f"{SSH92},{SSH10}",
+        "--sshd",
+        f"{SSHD92},{SSHD10}",
+        "--ciphers",
+        "aes128-gcm@openssh.com",
+        "--size",
+        "2M",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        str(out),
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    env = doc["environment"]["builds"]
+    assert [b["label"] for b in env["ssh"]] == ["OpenSSH_9.2p1", "OpenSSH_10.0p2"]
+    assert [b["label"] for b in env["sshd"]] == ["OpenSSH_9.2p1", "OpenSSH_10.0p2"]
+    assert env["sshd"][1]["helpers"]["SshdSessionPath"].endswith("/usr/lib/openssh/sshd-session")
+    defaults = {(p["ssh_build"], p["sshd_build"]): p["negotiated"]["kex"] for p in env["pairings"]}
+    # 10.0's client defaults to ML-KEM; 9.2 has none, so every pairing with a 9.2 end falls back to sntrup761
+    assert defaults == {
+        ("OpenSSH_9.2p1", "OpenSSH_9.2p1"): SNTRUP,
+        ("OpenSSH_9.2p1", "OpenSSH_10.0p2"): SNTRUP,
+        ("OpenSSH_10.0p2", "OpenSSH_9.2p1"): SNTRUP,
+        ("OpenSSH_10.0p2", "OpenSSH_10.0p2"): MLKEM,
+    }
+    transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"]]
+    pairings = {(t["ssh_build"], t["sshd_build"]) for t in transfers if t["cipher"] == "aes128-gcm@openssh.com"}
+    assert pairings == set(defaults)
+    for t in transfers:
+        assert t["valid"], t["invalid_reason"]
+        assert t["negotiated"]["kex"] == t["kex"] and t["negotiated"]["cipher"] == t["cipher"]
+        # the server each trial reached is the build it is labelled with (its banner)
+        assert t["sshd_build"].removeprefix("OpenSSH_") in (t.get("remote_version") or t["sshd_build"])
+    # interleaved: every round holds every pairing (not one build's trials after the other's)
+    for rep in (0, 1):
+        assert {(t["ssh_build"], t["sshd_build"]) for t in transfers if t["repetition"] == rep} == set(defaults)
+    # the set-up per kex and build: 10.0 <-> 10.0 measured with both kex
+    shakes = {(h["kex"], h["ssh_build"], h["sshd_build"]) for h in doc["handshakes"] if h["valid_trials"]}
+    assert {(MLKEM, "OpenSSH_10.0p2", "OpenSSH_10.0p2"), (SNTRUP, "OpenSSH_10.0p2", "OpenSSH_10.0p2")} <= shakes
+    answer = doc["builds_answer"]
+    assert answer["pairings"][0] == ["OpenSSH_9.2p1", "OpenSSH_9.2p1"]
+    assert any(c["what"] == "default" and c["ratio"] for c in answer["comparisons"])
+    upgrade = next(line for line in answer["lines"] if "upgrade" in line)
+    assert "sntrup761x25519-sha512 -> mlkem768x25519-sha256" in upgrade
+    # the terminal: the build block, and the ssh/sshd columns (they vary)
+    assert "upgrade 9.2p1 -> 9.2p1 => 10.0p2 -> 10.0p2" in done.stdout
+    header = next(line for line in done.stdout.splitlines() if "cipher" in line and "MiB/s" in line)
+    assert " ssh " in header and " sshd " in header
+    assert sshbench_temp_dirs() == before
+
+
+@needs_10
+def test_algorithms_with_two_builds_shows_what_differs():
+    done = run_cli("algorithms", "--ssh", f"{SSH92},{SSH10}", "--sshd", f"{SSHD92},{SSHD10}")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    only = [line for line in lines if MLKEM in line]
+    assert only and all("OpenSSH_10.0p2" in line for line in only), done.stdout
+    assert any("default" in line and "cipher" in line and "aes128-gcm" in line for line in lines), done.stdout
+
+
+def _one_error_line(done) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("option", "path", "words"),
+    [
+        ("--ssh", "/nonexistent/ssh", "no such program"),
+        ("--sshd", "/nonexistent/sshd", "no such program"),
+        ("--ssh", "{tmp}/plain-file", "not executable"),
+        ("--sshd", "/usr/bin/true", "is not OpenSSH's sshd"),
+        ("--ssh", "/usr/bin/true", "is not OpenSSH's ssh"),
+    ],
+)
+def test_bad_build_path_is_refused_before_anything_runs(option, path, words, tmp_path):
+    (tmp_path / "plain-file").write_text("not a program\n")
+    (tmp_path / "plain-file").chmod(0o644)
+    path = path.format(tmp=tmp_path)
+    before = sshbench_temp_dirs()
+    done = run_cli("run", option, f"{SSH92 if option == '--ssh' else SSHD92},{path}", "--size", "1M")
+    line = _one_error_line(done)
+    assert words in line and path in line
+    assert sshbench_temp_dirs() == before
+
+
+def test_dropbear_as_a_build_points_at_its_own_server_option():
+    dropbear = shutil.which("dropbear") or "/usr/sbin/dropbear"
+    if not os.access(dropbear, os.X_OK):
+        pytest.skip("no dropbear here")
+    line = _one_error_line(run_cli("run", "--sshd", f"{SSHD92},{dropbear}", "--size", "1M"))
+    assert "Dropbear" in line and "--server dropbear" in line
+
+
+@needs_10
+def test_extracted_sshd_without_its_sshd_session_names_the_file_and_the_option(tmp_path):
+    lone = tmp_path / "usr" / "sbin"
+    lone.mkdir(parents=True)
+    shutil.copy(SSHD10, lone / "sshd")
+    line = _one_error_line(run_cli("run", "--sshd", f"{SSHD92},{lone / 'sshd'}", "--size", "1M"))
+    assert "sshd-session" in line and "--sshd-session" in line and "SshdSessionPath" in line
+    # with the option, the same build is accepted (its sshd-auth found beside the given sshd-session)
+    found = builds.inspect(str(lone / "sshd"), "sshd", session=str(OPENSSH10 / "usr/lib/openssh/sshd-session"))
+    assert dict(found.helpers)["SshdAuthPath"] == str(OPENSSH10 / "usr/lib/openssh/sshd-auth")
+
+
+def test_labels_hpn_and_duplicates():
+    assert builds.version_label("OpenSSH_10.0p2 Debian-7~bpo12+1, OpenSSL 3.0.19") == "OpenSSH_10.0p2"
+    assert builds.version_label("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10") == "OpenSSH_9.2p1"
+    assert builds.is_hpn("OpenSSH_9.7p1-hpn18.4.0, OpenSSL 3.0.13") and not builds.is_hpn("OpenSSH_9.2p1")
+    one = builds.inspect(SSH92, "ssh")
+    assert builds.relabel([one, one], ["X", "X"])[1].label == "X#2"
+    with pytest.raises(UsageError, match="twice"):
+        builds.inspect_all(f"{SSH92},/usr/bin/../bin/ssh", "ssh")
