@@ -231,8 +231,10 @@ class PrivateOpenSSH(LocalServer):
         for option, names in self._offered().items():
             ok = []
             others = {o: "" for o in ("Ciphers", "MACs", "KexAlgorithms") if o != option}  # tested on their own
+            # without the optional options (an unknown one fails every name; the caller's loop drops it after)
+            base = {k: v for k, v in extra.items() if k not in OPTIONAL_OPTIONS}
             for name in names:
-                path.write_text("\n".join(self._config_lines({**extra, **others, option: name})) + "\n")
+                path.write_text("\n".join(self._config_lines({**base, **others, option: name})) + "\n")
                 if self._sshd_run(["-t", "-f", str(path)]).returncode == 0:
                     ok.append(name)
             keep[option] = ok
