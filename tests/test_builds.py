@@ -103,9 +103,18 @@ def test_algorithms_with_two_builds_shows_what_differs():
     done = run_cli("algorithms", "--ssh", f"{SSH92},{SSH10}", "--sshd", f"{SSHD92},{SSHD10}")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    only = [line for line in lines if MLKEM in line]
-    assert only and all("OpenSSH_10.0p2" in line for line in only), done.stdout
-    assert any("default" in line and "cipher" in line and "aes128-gcm" in line for line in lines), done.stdout
+    header = next(line for line in lines if "algorithm" in line)
+    assert [c.strip() for c in header.split("┃")[3:7]] == [
+        "ssh OpenSSH_9.2p1",
+        "ssh OpenSSH_10.0p2",
+        "sshd OpenSSH_9.2",
+        "sshd OpenSSH_10.0p2",
+    ]
+    row = next(line for line in lines if f" {MLKEM} " in line)  # in 10.0 only, both sides
+    assert [c.strip() for c in row.split("│")[3:7]] == ["-", "yes", "-", "yes"]
+    assert "default cipher order changed between the ssh builds:" in lines
+    order_10 = next(line for line in lines if line.startswith("  ssh OpenSSH_10.0p2:") and "aes" in line)
+    assert order_10.index("aes128-gcm") < order_10.index("aes128-ctr")  # 10.0: AES-GCM ahead of AES-CTR
 
 
 def _one_error_line(done) -> str:
