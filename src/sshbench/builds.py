@@ -82,7 +82,8 @@ def openssh_release(version: str) -> tuple[int, int] | None:
 def _resolve(given: str, option: str) -> str:
     path = shutil.which(given) if "/" not in given else given
     if not path or not os.path.exists(path):
-        raise UsageError(f"{option} {given}: no such program")
+        package = "openssh-server" if option == "--sshd" else "openssh-client"
+        raise UsageError(f"{option} {given}: no such program (apt-get install {package}, or give the path of one)")
     if not os.path.isfile(path):
         raise UsageError(f"{option} {given} is not a program (a directory?); give the {option[2:]} binary")
     if not os.access(path, os.X_OK):
