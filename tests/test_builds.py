@@ -174,3 +174,18 @@ def test_labels_hpn_and_duplicates():
     assert builds.relabel([one, one], ["X", "X"])[1].label == "X#2"
     with pytest.raises(UsageError, match="twice"):
         builds.inspect_all(f"{SSH92},/usr/bin/../bin/ssh", "ssh")
+
+
+def test_none_cipher_only_when_named_and_rated_insecure():
+    from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+    from sshbench.algorithms.select import select
+    from sshbench.security.verdicts import Level, algorithm_verdict
+
+    client = ClientAlgorithms(ciphers=["aes128-ctr", "none"], macs=[], kex=[], aead_ciphers=set())
+    client.default_ciphers = ["none", "aes128-ctr"]
+    server = ServerAlgorithms(ciphers=["aes128-ctr", "none"], macs=[], kex=[], compression=[])
+    for spec in ("all", "default", "*"):
+        assert select("cipher", spec, client, server, "x") == ["aes128-ctr"]
+    assert select("cipher", "none", client, server, "x") == ["none"]
+    assert algorithm_verdict("cipher", "none").level == Level.INSECURE
+    assert algorithm_verdict("cipher", "none").level.label == "insecure"
