@@ -244,26 +244,44 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         return
     try:
         rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
-        sshd, ssh = _fastest_builds(result)
-        checked = recommend.verify(rec, result, sshd=sshd, ssh=ssh)
+        candidates = _check_builds(result)
+        for attempt, (sshd, ssh, builds_label) in enumerate(candidates):
+            try:
+                checked = recommend.verify(rec, result, sshd=sshd, ssh=ssh) + builds_label
+                break
+            except SshbenchError:
+                if attempt == len(candidates) - 1:
+                    raise
     except SshbenchError as e:
         checked = f"NOT checked: {e}"
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
     result.environment[answer.CHECKED_KEY] = found.config_checked = checked
 
 
-def _fastest_builds(result: RunResult) -> tuple[str | None, str]:
-    """The sshd and ssh the conclusion's lines are checked with: in a build sweep the fastest row's builds
-    (its lines may name an algorithm only that build has), else --sshd and --ssh."""
+def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
+    """(sshd, ssh, label) to check the conclusion's lines with: --sshd and --ssh; in a build sweep the fastest
+    row's builds first, then the other pairings (newest client first): the lines may name an algorithm only
+    some builds have (ML-KEM of OpenSSH 10.0), and the check says which builds took them."""
     from sshbench import summary
 
     paths = result.settings.sshd_paths()[0], result.settings.ssh_paths()[0]
     found = result.environment.get("builds") or {}
+    if not (found.get("ssh") or found.get("sshd")):
+        return [(paths[0], paths[1], "")]
+    sshds = [(b["label"], b["path"]) for b in found.get("sshd") or []] or [("", paths[0])]
+    sshs = [(b["label"], b["path"]) for b in reversed(found.get("ssh") or [])] or [("", paths[1])]
+    pairs = [(d, c) for c in sshs for d in sshds]
     top = next((s.combination for s in summary.summaries(result) if s.median_mib_s), None)
-    if top is None:
-        return paths
-    by_label = {(side, b["label"]): b["path"] for side in ("ssh", "sshd") for b in found.get(side) or []}
-    return by_label.get(("sshd", top.sshd_build), paths[0]), by_label.get(("ssh", top.ssh_build), paths[1])
+    if top is not None:
+        pairs.sort(key=lambda p: (p[0][0], p[1][0]) != (top.sshd_build, top.ssh_build))
+    return [
+        (
+            sshd,
+            ssh,
+            f" (with {(ssh_label or 'ssh').removeprefix('OpenSSH_')} -> {(sshd_label or 'sshd').removeprefix('OpenSSH_')})",
+        )
+        for (sshd_label, sshd), (ssh_label, ssh) in pairs
+    ]
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
