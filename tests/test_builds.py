@@ -189,3 +189,64 @@ def test_none_cipher_only_when_named_and_rated_insecure():
     assert select("cipher", "none", client, server, "x") == ["none"]
     assert algorithm_verdict("cipher", "none").level == Level.INSECURE
     assert algorithm_verdict("cipher", "none").level.label == "insecure"
+
+
+class _FakeServer:
+    """Just what plan_matrix reads of a started target (a fast test of the wiring; the real pairings above)."""
+
+    label = "fake"
+
+    def __init__(self, build: str, kex: list[str]) -> None:
+        from sshbench.algorithms import ServerAlgorithms
+
+        self.sshd_build = build
+        self._server = ServerAlgorithms(
+            ciphers=["aes128-gcm@openssh.com"], macs=["umac-64-etm@openssh.com"], kex=kex, compression=["none"]
+        )
+
+    def server_algorithms(self):
+        return self._server
+
+    def client_implementations(self):
+        return {"openssh": _client([SNTRUP])}
+
+
+def _client(kex: list[str]):
+    from sshbench.algorithms import ClientAlgorithms
+
+    algs = ClientAlgorithms(
+        ciphers=["aes128-gcm@openssh.com"],
+        macs=["umac-64-etm@openssh.com"],
+        kex=kex,
+        aead_ciphers={"aes128-gcm@openssh.com"},
+    )
+    algs.default_ciphers, algs.default_macs, algs.default_kex = algs.ciphers, algs.macs, kex
+    return algs
+
+
+def test_a_kex_one_build_lacks_is_skipped_for_its_pairings_with_a_notice():
+    from sshbench.plan import kex_handshakes, plan_matrix
+    from sshbench.settings import RunSettings
+    from sshbench.tools import get_tool
+
+    targets = {"openssh@A": _FakeServer("A", [MLKEM, SNTRUP]), "openssh@B": _FakeServer("B", [SNTRUP])}
+    clients = {"old": _client([SNTRUP]), "new": _client([MLKEM, SNTRUP])}
+    notices: list[str] = []
+    settings = RunSettings(kex=f"{MLKEM},{SNTRUP}", baselines=False)
+    combos = plan_matrix(targets, {"pipe": get_tool("pipe")}, settings, notices, clients)  # type: ignore[arg-type]
+    got = {(c.ssh_build, c.sshd_build, c.kex) for c in combos}
+    assert got == {
+        ("old", "A", SNTRUP),
+        ("old", "B", SNTRUP),
+        ("new", "A", MLKEM),
+        ("new", "A", SNTRUP),
+        ("new", "B", SNTRUP),
+    }
+    assert {n.split(" leaves out")[0] for n in notices if "leaves out" in n} == {"old -> A", "old -> B", "new -> B"}
+    assert all(f"kex {MLKEM}" in n for n in notices if "leaves out" in n)
+    # the set-up table per kex and build: nothing beyond what the transfers' shapes give, as every pairing
+    # already measures each kex it speaks
+    assert kex_handshakes(combos, clients, targets) == []  # type: ignore[arg-type]
+    only_defaults = [c for c in combos if not (c.ssh_build == "new" and c.sshd_build == "A" and c.kex == SNTRUP)]
+    extra = kex_handshakes(only_defaults, clients, targets)  # type: ignore[arg-type]
+    assert [(c.ssh_build, c.sshd_build, c.kex) for c in extra] == [("new", "A", SNTRUP)]
