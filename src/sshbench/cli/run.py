@@ -274,14 +274,14 @@ def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
     top = next((s.combination for s in summary.summaries(result) if s.median_mib_s), None)
     if top is not None:
         pairs.sort(key=lambda p: (p[0][0], p[1][0]) != (top.sshd_build, top.ssh_build))
-    return [
-        (
-            sshd,
-            ssh,
-            f" (with {(ssh_label or 'ssh').removeprefix('OpenSSH_')} -> {(sshd_label or 'sshd').removeprefix('OpenSSH_')})",
-        )
-        for (sshd_label, sshd), (ssh_label, ssh) in pairs
-    ]
+
+    def named(ssh_label: str, sshd_label: str) -> str:
+        ssh_part, sshd_part = ssh_label.removeprefix("OpenSSH_"), sshd_label.removeprefix("OpenSSH_")
+        if ssh_part and sshd_part:
+            return f" (with {ssh_part} -> {sshd_part})"
+        return f" (with ssh {ssh_part})" if ssh_part else f" (with sshd {sshd_part})"
+
+    return [(sshd, ssh, named(ssh_label, sshd_label)) for (sshd_label, sshd), (ssh_label, ssh) in pairs]
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
