@@ -142,6 +142,9 @@ class RunSettings:
                 raise UsageError(
                     "--sshd builds are started here as private servers; they cannot be combined with a HOST"
                 )
+            if builds.sweeps(self.sshd) and any(p.emulated for p in self.link_profiles()):
+                # each build would need its own namespace pair (one LinkPath per target): not done yet
+                raise UsageError("--link with several --sshd builds is not supported yet: sweep the builds on loopback")
             builds.inspect_all(self.sshd, "sshd", session=self.sshd_session)
         elif self.sshd_session is not None:
             raise UsageError("--sshd-session applies to an --sshd build (OpenSSH 9.8+) started here")
