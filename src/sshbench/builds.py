@@ -121,7 +121,23 @@ def inspect(given: str, side: str, session: str | None = None) -> Build:
     found = re.search(r"OpenSSH_\S+(?:[ ,].*)?", version)
     version = found.group(0).strip() if found else version.strip()
     helpers = sshd_helpers(path, version, given, session) if side == "sshd" else ()
-    return Build(side=side, given=given, path=path, version=version, label=version_label(version), helpers=helpers)
+    label = version_label(version)
+    if side == "sshd":
+        label = _portable_label(path, label)
+    return Build(side=side, given=given, path=path, version=version, label=label, helpers=helpers)
+
+
+def _portable_label(path: str, label: str) -> str:
+    """Debian's `sshd -V` says `OpenSSH_9.2` where its banner (and `ssh -V`) say `OpenSSH_9.2p1`: the
+    portable release, read from the binary's own bytes, so a server build is labelled like a client build."""
+    if re.search(r"p\d+$", label):
+        return label
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return label
+    found = re.search(re.escape(label).encode() + rb"p\d+", data)
+    return found.group(0).decode() if found else label
 
 
 def sshd_helpers(path: str, version: str, given: str, session: str | None = None) -> tuple[tuple[str, str], ...]:
