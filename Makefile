@@ -29,6 +29,7 @@ lint: $(BIN)/sshbench
 
 test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
+	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
 	$(BIN)/python -m pytest -q
 
 clean:

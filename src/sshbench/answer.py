@@ -263,14 +263,22 @@ def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summar
         return (c.cipher, c.mac, c.kex)
 
     matches = [s for s in rows if algorithms(s.combination) == wanted]
-    same_setup = [s for s in matches if s.combination.shape[1:] == top.combination.shape[1:]]
+    # a build sweep: "your ssh's default" is the first pairing's (first --ssh to first --sshd: what you have)
+    first = ((result.environment.get("builds") or {}).get("pairings") or [{}])[0]
+    own = [
+        s
+        for s in matches
+        if (s.combination.ssh_build, s.combination.sshd_build)
+        == (first.get("ssh_build", ""), first.get("sshd_build", ""))
+    ] or matches
+    same_setup = [s for s in own if s.combination.shape[1:-2] == top.combination.shape[1:-2]]  # but kex, builds
     if not matches:
         mac = "" if wanted[1] == IMPLICIT_MAC else f" + {wanted[1]}"
         answer.default_note = (
             f"your ssh's default ({wanted[0]}{mac}) was not measured in this run (--no-baselines leaves it out)"
         )
         return
-    answer.default = Pick.of((same_setup or matches)[0])
+    answer.default = Pick.of((same_setup or own)[0])
 
 
 def _config(answer: Answer, result: RunResult, top: Summary) -> None:

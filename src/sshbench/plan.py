@@ -98,12 +98,37 @@ def handshake_combinations(transfers: list[Combination]) -> list[Combination]:
     return list(seen.values())
 
 
+def kex_handshakes(
+    transfers: list[Combination], client_builds: dict[str, ClientAlgorithms] | None, targets: dict[str, Target]
+) -> list[Combination]:
+    """A build sweep's set-up table per kex and build: besides the transfers' own shapes, a handshake of
+    every pairing with each kex some pairing measures (e.g. OpenSSH 10.0's default mlkem768x25519-sha256
+    next to 9.2's sntrup761x25519-sha512@openssh.com on 10.0 <-> 10.0) that both builds of the pairing speak."""
+    if not (client_builds or any(t.sshd_build for t in targets.values())):
+        return []
+    shapes = {c.shape for c in transfers}
+    kexes = list(dict.fromkeys(c.kex for c in transfers if c.kex != UNPINNED))
+    servers = {t.sshd_build: t.server_algorithms().kex for t in targets.values()}
+    out: list[Combination] = []
+    for combo in handshake_combinations(transfers):
+        if combo.client != "openssh" or combo.server != "openssh":
+            continue
+        client_kex = client_builds[combo.ssh_build].kex if client_builds and combo.ssh_build else None
+        for kex in kexes:
+            other = replace(combo, kex=kex)
+            speaks = kex in servers.get(combo.sshd_build, []) and (client_kex is None or kex in client_kex)
+            if speaks and other.shape not in shapes and other not in out:
+                out.append(other)
+    return out
+
+
 def calibration_key(combo: Combination) -> Combination:
     """What a combination's payload size is calibrated by: everything but its MAC and kex. The cipher
     (with tool, direction, link, streams...) sets the rate to within ~2x; a MAC moves it less (aes128-ctr
     with umac-64 vs hmac-sha2-512: ~1.6x here), and a data phase 0.5-2x the target times as well. So
-    `--full` (115 combinations on OpenSSH 9.2, ~1.2 s of probes each) probes once per cipher."""
-    return replace(combo, mac="", kex="")
+    `--full` (115 combinations on OpenSSH 9.2, ~1.2 s of probes each) probes once per cipher; a build sweep's
+    pairings share their probe too (builds of one cipher run within ~10% of each other here)."""
+    return replace(combo, mac="", kex="", ssh_build="", sshd_build="")
 
 
 def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[Combination]]:
@@ -241,40 +266,59 @@ def defaults_json(client: ClientAlgorithms, server: ServerAlgorithms) -> dict:
     }
 
 
+def server_name(target_key: str) -> str:
+    """The server implementation of a runner's target key (`openssh`, or `openssh@OpenSSH_10.0p2` in a build sweep)."""
+    return target_key.split("@", 1)[0]
+
+
+def target_key(server: str, sshd_build: str = "") -> str:
+    """The runner's key for the target of `server` (and, in a build sweep, of that sshd build)."""
+    return f"{server}@{sshd_build}" if sshd_build else server
+
+
 def plan_matrix(
-    targets: dict[str, Target], tools: dict[str, TransferTool], settings: RunSettings, notices: list[str]
+    targets: dict[str, Target],
+    tools: dict[str, TransferTool],
+    settings: RunSettings,
+    notices: list[str],
+    client_builds: dict[str, ClientAlgorithms] | None = None,
 ) -> list[Combination]:
-    """Every combination over every (server, client implementation) pair. With several pairs, an
-    algorithm one pair cannot speak is skipped for that pair with a notice; it is an error only
-    when no pair can."""
+    """Every combination over every (server, client implementation) pair, and in a build sweep every
+    (ssh build, sshd build) pairing (`client_builds`: label -> what that ssh build speaks; the targets'
+    `sshd_build`). With several pairs, an algorithm one pair cannot speak is skipped for that pair with a
+    notice (an algorithm only one build has, say); it is an error only when no pair can."""
     from sshbench.tools import TOOLS
 
     s = settings
     pairs = [
-        (name, t, client_name, client)
+        (server_name(name), t, client_name, build, algorithms)
         for name, t in targets.items()
         for client_name, client in t.client_implementations().items()
+        for build, algorithms in (
+            client_builds.items() if client_builds and client_name == "openssh" else [("", client)]
+        )
     ]
     combos: list[Combination] = []
     errors: list[UsageError] = []
-    for server_name, target, client_name, client in pairs:
+    for server_impl, target, client_name, ssh_build, client in pairs:
+        pair_name = f"{client_name}/{server_impl}"
+        if ssh_build or target.sshd_build:
+            pair_name = f"{ssh_build or client_name} -> {target.sshd_build or server_impl}"
         skipped: list[str] | None = [] if len(pairs) > 1 else None
         try:
             ciphers, macs, kexes = select_algorithms(s, client, target.server_algorithms(), target.label, skipped)
             if skipped:
-                notices.append(
-                    f"{client_name}/{server_name} leaves out {', '.join(skipped)}: not spoken by both ends of that pair"
-                )
+                notices.append(f"{pair_name} leaves out {', '.join(skipped)}: not spoken by both ends of that pair")
         except UsageError as err:
             if len(pairs) == 1:
                 raise
             errors.append(err)
-            notices.append(f"{client_name}/{server_name}: {err}")
+            notices.append(f"{pair_name}: {err}")
             continue
         for tool in tools.values():
             if client_name != "openssh" and (client_name, tool.name) not in TOOLS:
                 # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
-                notice = f"the {client_name} client has no {tool.name} tool: {client_name}/{server_name} runs pipe only"
+                notice = f"the {client_name} client has no {tool.name} tool: {pair_name} runs pipe only"
                 if notice not in notices:
                     notices.append(notice)
                 continue
@@ -317,11 +361,14 @@ def plan_matrix(
                     direction=s.directions(),
                     sink=sinks,
                     payload=s.payloads(),
-                    server=server_name,
+                    server=server_impl,
                     client=tool_client,
                     link=[p.name for p in s.link_profiles()],
                     streams=s.stream_counts(),
                 )
+                if ssh_build or target.sshd_build:
+                    ssh_label = ssh_build if tool_client == client_name else ""  # rclone brings its own client
+                    tool_combos = [replace(c, ssh_build=ssh_label, sshd_build=target.sshd_build) for c in tool_combos]
                 # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
                 kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
                 if len(kept) < len(tool_combos):
@@ -335,7 +382,7 @@ def plan_matrix(
                     mac = "" if default["mac"] == IMPLICIT_MAC else f" + {default['mac']}"
                     _notice_once(
                         notices,
-                        f"{client_name}/{server_name}: also measured the default, {default['cipher']}{mac} "
+                        f"{pair_name}: also measured the default, {default['cipher']}{mac} "
                         f"({default['kex']}), to compare with (--no-baselines leaves it out)",
                     )
     if not combos and errors:

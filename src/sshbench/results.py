@@ -39,6 +39,10 @@ class Combination:
     # -P N: N connections of this combination started together, each moving 1/N of the payload
     # (sshbench.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
     streams: int = 1
+    # A build sweep (--ssh A,B / --sshd A,B; sshbench.builds): the version label of the client / server build
+    # this combination ran with, "" when that side is not swept (runs stored before it too).
+    ssh_build: str = ""
+    sshd_build: str = ""
 
     @property
     def unpinned(self) -> bool:
@@ -49,7 +53,8 @@ class Combination:
     def label(self) -> str:
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
         streams = f" -P {self.streams}" if self.streams != 1 else ""
-        return f"{self.cipher}{mac}{streams}"
+        builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds else ""  # a build sweep
+        return f"{self.cipher}{mac}{streams}{builds}"
 
     @property
     def shape(self) -> tuple[str | int, ...]:
@@ -65,7 +70,16 @@ class Combination:
             self.client,
             self.link,
             self.streams,
+            self.ssh_build,
+            self.sshd_build,
         )
+
+    @property
+    def builds(self) -> str:
+        """`client -> server` builds of a build sweep ("" when neither side is swept)."""
+        if not (self.ssh_build or self.sshd_build):
+            return ""
+        return f"{self.ssh_build or '-'} -> {self.sshd_build or '-'}"
 
 
 @dataclass
@@ -153,6 +167,8 @@ class Trial:
             "client": combo.client,
             "link": combo.link,
             "streams": combo.streams,
+            "ssh_build": combo.ssh_build,
+            "sshd_build": combo.sshd_build,
             "negotiated": asdict(self.negotiated),
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,

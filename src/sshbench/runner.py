@@ -14,8 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import clock, environment, parallel, summary
+from sshbench import builds, clock, environment, parallel, summary
+from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
+from sshbench.builds import version_label
 from sshbench.calibration import PROBE_ATTEMPTS, Calibration, round_cost
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
@@ -29,9 +31,11 @@ from sshbench.plan import (
     ScheduledTrial,
     defaults_json,
     handshake_combinations,
+    kex_handshakes,
     measured_round,
     plan_matrix,
     schedule,
+    target_key,
 )
 from sshbench.results import NO_COMPRESSION, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
@@ -75,6 +79,9 @@ class Runner:
         self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in settings.tools()}
         # --no-aesni: the environment of every ssh client and of the private sshd (None: inherit ours).
         self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
+        # A build sweep (sshbench.builds): --ssh A,B are client builds; --sshd A,B one private sshd each
+        self.ssh_builds = builds.inspect_all(settings.ssh, "ssh") if builds.sweeps(settings.ssh) else []
+        self.sshd_builds: list[builds.Build] = []
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -90,10 +97,10 @@ class Runner:
             with signals_raise():
                 try:
                     for server in self.settings.servers():
-                        self.targets[server] = make_target(self.settings, server=server, env=self.ssh_env)
-                        target = target or self.targets[server]
-                        self.targets[server].start(cleanup)
-                        if left := getattr(self.targets[server], "removed_leftovers", None):  # a remote host's
+                        for key, started in self._start_targets(server, cleanup):
+                            self.targets[key] = started
+                            target = target or started
+                        if left := getattr(self.targets.get(server), "removed_leftovers", None):  # a remote host's
                             self.result.notices.append(
                                 f"removed leftovers of an earlier run that was killed: {', '.join(left)}"
                             )
@@ -135,6 +142,61 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------
 
+    def _start_targets(self, server: str, cleanup: Cleanup) -> list[tuple[str, Target]]:
+        """The target(s) of one --server: one, or for OpenSSH in a build sweep (--sshd A,B) one private sshd
+        per build, each keyed and labelled by its banner's version (sshbench.builds)."""
+        s = self.settings
+        sshd_builds = builds.inspect_all(s.sshd, "sshd", s.sshd_session) if server == "openssh" else []
+        if len(sshd_builds) < 2:
+            started = make_target(s, server=server, env=self.ssh_env)
+            self._offer_every_client(started)
+            started.start(cleanup)
+            return [(server, started)]
+        out: list[Target] = []
+        for build in sshd_builds:
+            one = make_target(replace(s, sshd=build.path), server=server, env=self.ssh_env)
+            self._offer_every_client(one)
+            one.start(cleanup)
+            out.append(one)
+        labels = [version_label(t.server_version or b.version) for t, b in zip(out, sshd_builds, strict=True)]
+        self.sshd_builds = builds.relabel(sshd_builds, labels)
+        for one, build in zip(out, self.sshd_builds, strict=True):
+            one.sshd_build = build.label
+        return [(target_key(server, b.label), t) for b, t in zip(self.sshd_builds, out, strict=True)]
+
+    def _offer_every_client(self, target: Target) -> None:
+        """A build sweep's private sshd offers what any of the client builds speaks (mlkem768x25519-sha256 for
+        OpenSSH 10.0's client even when 9.2's is the first)."""
+        if hasattr(target, "other_clients"):
+            target.other_clients = [b.path for b in self.ssh_builds[1:]]
+
+    def _ssh_for(self, combo: Combination) -> str:
+        """The ssh program of a combination: its client build's in a build sweep, else --ssh."""
+        if combo.ssh_build:
+            return next(b.path for b in self.ssh_builds if b.label == combo.ssh_build)
+        return self.settings.ssh_paths()[0]
+
+    def _build_facts(self, client_builds: dict[str, ClientAlgorithms]) -> dict:
+        """The environment's `builds`: each build's path, version and label, and per (ssh, sshd) pairing what a
+        connection with no options negotiates (the conclusion's default per build)."""
+        primary = self.targets[next(iter(self.targets))]
+        clients = client_builds or {"": primary.client_algorithms()}
+        servers = {t.sshd_build: t for t in self.targets.values() if t.sshd_build} or {"": primary}
+        return {
+            "ssh": [b.to_json() for b in self.ssh_builds] if len(self.ssh_builds) > 1 else [],
+            "sshd": [b.to_json() for b in self.sshd_builds] if len(self.sshd_builds) > 1 else [],
+            "pairings": [
+                {
+                    "ssh_build": ssh_label,
+                    "sshd_build": sshd_label,
+                    "server_version": t.server_version,
+                    **defaults_json(client, t.server_algorithms()),
+                }
+                for ssh_label, client in clients.items()
+                for sshd_label, t in servers.items()
+            ],
+        }
+
     def _measure(self, target: Target, cleanup: Cleanup) -> None:
         s = self.settings
         client, server = target.client_algorithms(), target.server_algorithms()
@@ -142,16 +204,24 @@ class Runner:
         for tool in self.tools.values():
             if reason := tool.missing():
                 raise RunError(f"transfer tool {tool.name}: {reason}")
-        combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices)
-        handshakes = handshake_combinations(combos)
+        client_builds = (
+            {b.label: target.client_build_algorithms(b.path) for b in self.ssh_builds}
+            if len(self.ssh_builds) > 1
+            else None
+        )
+        combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices, client_builds)
+        handshakes = handshake_combinations(combos) + kex_handshakes(combos, client_builds, self.targets)
         self.result.combinations = combos
         self.result.environment = {
-            **environment.collect(s.ssh),
+            **environment.collect(s.ssh_paths()[0]),
             "server_ssh_version": target.server_version,
             "server_strict_kex": server.strict_kex,
             "client_strict_kex": client.strict_kex,
             "client_default_algorithms": defaults_json(client, server),  # the conclusion's "your ssh's default"
             "target": label,
+            **(
+                {"builds": self._build_facts(client_builds or {})} if client_builds or len(self.sshd_builds) > 1 else {}
+            ),
             **(
                 {
                     "servers": {
@@ -181,7 +251,7 @@ class Runner:
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
-        sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in combos}
+        sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in [*combos, *handshakes]}
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
             combos=combos,
             target=target,
@@ -359,13 +429,13 @@ class Runner:
                 self._raw_tcp_left_out = True
             return raw_trial
         combo = item.combination
-        target = self.targets.get(combo.server, target)
-        paths = self._paths.get(combo.server, self._files)
+        target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
+        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
             target.before_trial(combo)
             trial = parallel.run_parallel_trial(
-                ssh=self.settings.ssh,
+                ssh=self._ssh_for(combo),
                 target=target,
                 tool=tool,
                 item=item,
@@ -379,7 +449,7 @@ class Runner:
             files = paths.for_trial(combo, item.kind, size)
             target.before_trial(combo)
             trial = run_trial(
-                ssh=self.settings.ssh,
+                ssh=self._ssh_for(combo),
                 target=target,
                 tool=tool,
                 combo=combo,

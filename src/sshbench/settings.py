@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from sshbench import builds
 from sshbench.errors import UsageError
 from sshbench.links import parse_links
 from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
@@ -46,8 +47,8 @@ class RunSettings:
     server: str = "openssh"  # comma list of private server implementations (sshbench.targets.SERVERS)
     link: str = "loopback"  # comma list of link profiles (sshbench.links)
     trial_timeout_s: float = 300.0
-    ssh: str = "ssh"
-    sshd: str | None = None
+    ssh: str = "ssh"  # comma list of client builds (--ssh): several are an axis (sshbench.builds)
+    sshd: str | None = None  # comma list of sshd builds (--sshd)
     ssh_config: str | None = None
     no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
     baselines: bool = True  # raw TCP control, crypto ceiling, disk (sshbench.baselines)
@@ -66,6 +67,7 @@ class RunSettings:
     # would not fit in --budget at `seconds` per trial; `seconds` then records the target used.
     fit_seconds: bool = False
     raw_tcp_port: int | None = None  # --raw-tcp-port: the raw TCP control's port on a remote HOST (None: any free one)
+    sshd_session: str | None = None  # --sshd-session: an OpenSSH 9.8+ --sshd build's sshd-session, not beside it
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
@@ -104,6 +106,7 @@ class RunSettings:
                 raise UsageError(f"--raw-tcp-port must be a TCP port from 1 to 65535 (got {self.raw_tcp_port})")
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
+        self.check_builds()
         self.directions()
         for sink in self.sinks():
             if sink not in SINKS:
@@ -119,6 +122,32 @@ class RunSettings:
                 raise UsageError(f"--file {self.file}: not a readable file")
             if os.path.getsize(self.file) < MIN_SIZE:
                 raise UsageError(f"--file {self.file} is too small to time: at least {format_size(MIN_SIZE)}")
+
+    def ssh_paths(self) -> list[str]:
+        """--ssh: the client build(s), the first one the primary (probes, discovery of a single-build run)."""
+        return builds.split_paths(self.ssh) or ["ssh"]
+
+    def sshd_paths(self) -> list[str | None]:
+        """--sshd: the server build(s); [None] for the default sshd."""
+        return list(builds.split_paths(self.sshd)) or [None]
+
+    def check_builds(self) -> None:
+        """--ssh/--sshd name programs that exist and are OpenSSH's (sessions' helpers found): else one line."""
+        if self.ssh != "ssh":
+            builds.inspect_all(self.ssh, "ssh")
+        if self.sshd is not None:
+            if not builds.split_paths(self.sshd):
+                raise UsageError("--sshd needs a path")
+            if builds.sweeps(self.sshd) and self.host is not None:
+                raise UsageError(
+                    "--sshd builds are started here as private servers; they cannot be combined with a HOST"
+                )
+            if builds.sweeps(self.sshd) and any(p.emulated for p in self.link_profiles()):
+                # each build would need its own namespace pair (one LinkPath per target): not done yet
+                raise UsageError("--link with several --sshd builds is not supported yet: sweep the builds on loopback")
+            builds.inspect_all(self.sshd, "sshd", session=self.sshd_session)
+        elif self.sshd_session is not None:
+            raise UsageError("--sshd-session applies to an --sshd build (OpenSSH 9.8+) started here")
 
     def tools(self) -> list[str]:
         return _comma_list(self.tool) or ["pipe"]

@@ -73,6 +73,8 @@ class Summary:
             "client": c.client,
             "link": c.link,
             "streams": c.streams,
+            "ssh_build": c.ssh_build,
+            "sshd_build": c.sshd_build,
             **{
                 k: getattr(self, k)
                 for k in (
@@ -126,6 +128,8 @@ class HandshakeSummary:
     client: str = "openssh"
     link: str = "loopback"
     streams: int = 1  # -P N: N connections set up together
+    ssh_build: str = ""  # a build sweep: the client / server build's label (sshbench.builds)
+    sshd_build: str = ""
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -375,7 +379,19 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
         if t.kind == "handshake" and not t.warmup:
             groups[t.combination.shape].append(t)
     out = []
-    for (kex, compression, tool, direction, sink, server, client, link, streams), group in groups.items():
+    for (
+        kex,
+        compression,
+        tool,
+        direction,
+        sink,
+        server,
+        client,
+        link,
+        streams,
+        ssh_build,
+        sshd_build,
+    ), group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
         out.append(
@@ -394,6 +410,8 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
                 client=client,
                 link=link,
                 streams=streams,
+                ssh_build=ssh_build,
+                sshd_build=sshd_build,
             )
         )
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))

@@ -62,7 +62,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("run", "--no-aesni", "somehost", "--size", "1M"), 2, "private sshd"),
     (("run", "--sshd", "/tmp", "--size", "1M"), 2, "not a program"),
     (("run", "--sshd", "/usr/bin/true", "--size", "1M"), 2, "not OpenSSH"),
-    (("run", "--sshd", "/nonexistent/sshd", "--size", "1M"), 1, "sshd not found"),
+    (("run", "--sshd", "/nonexistent/sshd", "--size", "1M"), 2, "no such program"),
     (("run", "--json", "/nonexistent-dir/r.json", "--size", "1M"), 1, "cannot write"),
     (("run", "--json", "{tmp}", "--size", "1M"), 1, "Is a directory"),
     (("run", "--db", "{tmp}", "--size", "1M"), 2, "is a directory"),

@@ -42,7 +42,7 @@ CHACHA = "chacha20-poly1305@openssh.com"
         ("cipher", "cast128-cbc", {Level.WEAK}),
         ("cipher", "aes128-cbc", {Level.WEAK}),
         ("cipher", "aes128-ctr", {Level.ACCEPTABLE}),
-        ("cipher", "none", {Level.BROKEN}),
+        ("cipher", "none", {Level.INSECURE}),  # HPN-SSH's unencrypted cipher (issue 26)
         ("mac", "hmac-sha2-256-etm@openssh.com", {Level.RECOMMENDED}),
         ("mac", "hmac-sha2-256", {Level.ACCEPTABLE}),
         ("mac", "hmac-sha1", {Level.WEAK}),

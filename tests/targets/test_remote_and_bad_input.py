@@ -101,7 +101,7 @@ def test_authentication_failure(fake_remote):
         (("--size", "10K"), 2, "too small"),
         (("--runs", "0"), 2, "--runs must be at least 1"),
         (("--runs", "x"), 2, "a count (e.g. 5) or 'auto'"),
-        (("--sshd", "/nonexistent/sshd"), 1, "apt-get install openssh-server"),
+        (("--sshd", "/nonexistent/sshd"), 2, "apt-get install openssh-server"),
     ],
 )
 def test_bad_input_one_clear_line(args, code, needle):

@@ -13,6 +13,8 @@ from sshbench.algorithms.lists import (
 )
 from sshbench.errors import UsageError
 
+NONE_CIPHER = "none"
+
 
 def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, target_label: str) -> list[str]:
     """Resolve a comma list of names, shell globs, `all` and `default` against what both ends support.
@@ -20,16 +22,18 @@ def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorit
     Raises UsageError naming the offending item and what is supported.
     """
     available = [a for a in client.supported(kind) if a in server.supported(kind)]
+    # `none` (HPN-SSH's unencrypted cipher) only when named itself: never from `all`, `default` or a glob
+    everything = [a for a in available if a != NONE_CIPHER]
     chosen: list[str] = []
     for token in (t.strip() for t in spec.split(",")):
         if not token:
             continue
         if token == "all":
-            matches = available
+            matches = everything
         elif token == "default":
-            matches = [a for a in client.defaults(kind) if a in available]
+            matches = [a for a in client.defaults(kind) if a in everything]
         elif any(ch in token for ch in "*?["):
-            matches = [a for a in available if fnmatch.fnmatchcase(a, token)]
+            matches = [a for a in everything if fnmatch.fnmatchcase(a, token)]
             if not matches:
                 raise UsageError(f"--{kind}s {token!r} matches no {kind} both ends support: {', '.join(available)}")
         elif token in available:

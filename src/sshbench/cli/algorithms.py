@@ -25,7 +25,17 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     algs = sub.add_parser("algorithms", help="list what the client and the server support")
     algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    algs.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    algs.add_argument(
+        "--sshd",
+        metavar="PATH[,PATH...]",
+        help="sshd binary for the private target; several: what differs between the builds",
+    )
+    algs.add_argument(
+        "--ssh",
+        metavar="PATH[,PATH...]",
+        help="ssh client binary; several: what differs between the builds (present in one only, default orders)",
+    )
+    algs.add_argument("--sshd-session", metavar="PATH", help="an OpenSSH 9.8+ --sshd build's sshd-session")
     algs.add_argument(
         "--all",
         action="store_true",
@@ -43,16 +53,27 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench import builds
     from sshbench.settings import RunSettings
     from sshbench.targets import make_target
 
+    if builds.sweeps(args.sshd) or builds.sweeps(getattr(args, "ssh", None)):
+        return print_build_differences(args, out)
     removed = clean_leftovers()
     if removed:
         err.print(f"sshbench: removed leftovers of an earlier killed run: {', '.join(removed)}", highlight=False)
     cleanup = Cleanup()
     try:
         with signals_raise():
-            target = make_target(RunSettings(host=args.host, sshd=args.sshd, ssh_config=args.ssh_config))
+            target = make_target(
+                RunSettings(
+                    host=args.host,
+                    sshd=args.sshd,
+                    ssh=getattr(args, "ssh", None) or "ssh",
+                    ssh_config=args.ssh_config,
+                    sshd_session=getattr(args, "sshd_session", None),
+                )
+            )
             target.start(cleanup)
             client, server = target.client_algorithms(), target.server_algorithms()
     finally:
@@ -86,6 +107,81 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
     if getattr(args, "all", False) or getattr(args, "speed", False):
         print_all(client, server, out, err, speed=args.speed)
     return 0
+
+
+def print_build_differences(args: argparse.Namespace, out: Console) -> int:
+    """`algorithms --ssh A,B` / `--sshd A,B`: per kind, the algorithms not in every build (supported: `ssh -Q`
+    for clients; offered by default: `sshd -T` of a minimal config for servers), then each build's default
+    order where it changed."""
+    from sshbench import builds
+    from sshbench.algorithms import client_algorithms
+
+    found: list[tuple[str, dict[str, list[str]], dict[str, list[str]]]] = []  # (label, supported, defaults)
+    for build in builds.inspect_all(getattr(args, "ssh", None), "ssh") if args.ssh else []:
+        algs = client_algorithms(build.path, ["-F", "/dev/null"])
+        kinds = ("cipher", "mac", "kex")
+        found.append(
+            (f"ssh {build.label}", {k: algs.supported(k) for k in kinds}, {k: algs.defaults(k) for k in kinds})
+        )
+    for build in builds.inspect_all(args.sshd, "sshd", getattr(args, "sshd_session", None)) if args.sshd else []:
+        offered = _sshd_defaults(build)
+        found.append((f"sshd {build.label}", offered, offered))
+    table = Table(title="Algorithms present in some builds only", title_justify="left")
+    table.add_column("kind")
+    table.add_column("algorithm")
+    for label, _, _ in found:
+        table.add_column(label)
+    differ = 0
+    for kind in ("cipher", "mac", "kex"):
+        names = list(dict.fromkeys(n for _, supported, _ in found for n in supported[kind]))
+        for name in names:
+            cells = ["yes" if name in supported[kind] else "-" for _, supported, _ in found]
+            sides = [
+                {cell for cell, (label, _, _) in zip(cells, found, strict=True) if label.startswith(side + " ")}
+                for side in ("ssh", "sshd")
+            ]
+            if any(len(side) > 1 for side in sides):  # differs between the builds of one side
+                differ += 1
+                table.add_row(kind, name, *cells)
+    out.print(table if differ else "every build has the same algorithms")
+    out.print("(ssh: what `ssh -Q` lists; sshd: what it offers with no Ciphers/MACs/KexAlgorithms lines)")
+    for side in ("ssh", "sshd"):
+        same_side = [(label, defaults) for label, _, defaults in found if label.startswith(side + " ")]
+        for kind in ("cipher", "mac", "kex"):
+            orders = {label: defaults[kind] for label, defaults in same_side}
+            if len({tuple(o) for o in orders.values()}) > 1:
+                out.print(f"default {kind} order changed between the {side} builds:")
+                for label, order in orders.items():
+                    out.print(f"  {label}: {','.join(order)}", highlight=False, soft_wrap=True)
+    return 0
+
+
+def _sshd_defaults(build) -> dict[str, list[str]]:
+    """What this sshd offers by default: `sshd -T` of a config with only a throwaway host key (and its helpers)."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from sshbench.algorithms import parse_ssh_G
+    from sshbench.errors import RunError
+    from sshbench.targets.local import make_ssh_keypair
+
+    with tempfile.TemporaryDirectory(prefix="sshbench-") as tmp:
+        key = Path(tmp) / "host_key"
+        make_ssh_keypair(key, "sshbench-host_key")
+        config = Path(tmp) / "sshd_config"
+        lines = [f"HostKey {key}", "PidFile none", *(f"{k} {v}" for k, v in build.helpers)]
+        config.write_text("\n".join(lines) + "\n")
+        done = subprocess.run(
+            [build.path, "-T", "-f", str(config)], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
+    if done.returncode != 0:
+        raise RunError(f"{build.path} -T failed: {done.stderr.strip()[-200:]}")
+    effective = parse_ssh_G(done.stdout)
+    return {
+        kind: effective.get(key, "").split(",")
+        for kind, key in (("cipher", "ciphers"), ("mac", "macs"), ("kex", "kexalgorithms"))
+    }
 
 
 def client_label() -> str:

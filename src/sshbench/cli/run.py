@@ -155,7 +155,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "(docs/results-json.md); the human report is not printed",
     )
     run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    run.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
+    run.add_argument(
+        "--ssh",
+        metavar="PATH[,PATH...]",
+        help="ssh client build(s); several are swept like any other axis, labelled by `ssh -V` (default: ssh in PATH)",
+    )
+    run.add_argument(
+        "--sshd",
+        metavar="PATH[,PATH...]",
+        help="sshd build(s) for the private target; several are swept, each its own private sshd (default /usr/sbin/sshd)",
+    )
+    run.add_argument(
+        "--sshd-session",
+        metavar="PATH",
+        help="an OpenSSH 9.8+ --sshd build's sshd-session, when not next to it (sshd-auth is looked for beside it)",
+    )
     run.add_argument(
         "--trial-timeout", type=float, default=300.0, help="seconds before a trial is killed (default 300)"
     )
@@ -237,11 +251,44 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         return
     try:
         rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
-        checked = recommend.verify(rec, result, sshd=result.settings.sshd, ssh=result.settings.ssh)
+        candidates = _check_builds(result)
+        for attempt, (sshd, ssh, builds_label) in enumerate(candidates):
+            try:
+                checked = recommend.verify(rec, result, sshd=sshd, ssh=ssh) + builds_label
+                break
+            except SshbenchError:
+                if attempt == len(candidates) - 1:
+                    raise
     except SshbenchError as e:
         checked = f"NOT checked: {e}"
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
     result.environment[answer.CHECKED_KEY] = found.config_checked = checked
+
+
+def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
+    """(sshd, ssh, label) to check the conclusion's lines with: --sshd and --ssh; in a build sweep the fastest
+    row's builds first, then the other pairings (newest client first): the lines may name an algorithm only
+    some builds have (ML-KEM of OpenSSH 10.0), and the check says which builds took them."""
+    from sshbench import summary
+
+    paths = result.settings.sshd_paths()[0], result.settings.ssh_paths()[0]
+    found = result.environment.get("builds") or {}
+    if not (found.get("ssh") or found.get("sshd")):
+        return [(paths[0], paths[1], "")]
+    sshds = [(b["label"], b["path"]) for b in found.get("sshd") or []] or [("", paths[0])]
+    sshs = [(b["label"], b["path"]) for b in reversed(found.get("ssh") or [])] or [("", paths[1])]
+    pairs = [(d, c) for c in sshs for d in sshds]
+    top = next((s.combination for s in summary.summaries(result) if s.median_mib_s), None)
+    if top is not None:
+        pairs.sort(key=lambda p: (p[0][0], p[1][0]) != (top.sshd_build, top.ssh_build))
+
+    def named(ssh_label: str, sshd_label: str) -> str:
+        ssh_part, sshd_part = ssh_label.removeprefix("OpenSSH_"), sshd_label.removeprefix("OpenSSH_")
+        if ssh_part and sshd_part:
+            return f" (with {ssh_part} -> {sshd_part})"
+        return f" (with ssh {ssh_part})" if ssh_part else f" (with sshd {sshd_part})"
+
+    return [(sshd, ssh, named(ssh_label, sshd_label)) for (sshd_label, sshd), (ssh_label, ssh) in pairs]
 
 
 def _trial_line(index: int, total: int, trial: Trial) -> str:
@@ -326,6 +373,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         warmup=args.warmup,
         trial_timeout_s=args.trial_timeout,
         sshd=args.sshd,
+        ssh=args.ssh or "ssh",
+        sshd_session=args.sshd_session,
         ssh_config=args.ssh_config,
         tool=args.tool,
         direction="down" if args.reverse else args.direction,

@@ -84,7 +84,7 @@ def _cpu(s: summary.Summary) -> str:
 
 
 def columns(result: RunResult) -> list[Column]:
-    from sshbench.report.table import setup_label, varying_setup
+    from sshbench.report.table import build_columns, setup_label, short_build, varying_setup
 
     rows = summary.summaries(result)
     comparisons = baseline_analysis.compare(result)
@@ -99,6 +99,8 @@ def columns(result: RunResult) -> list[Column]:
         cols.append(Column("kex", "left", [short(s.combination.kex) for s in rows]))
     if any(s.combination.server != "openssh" or s.combination.client != "openssh" for s in rows):
         cols.append(Column("client/server", "left", [f"{s.combination.client}/{s.combination.server}" for s in rows]))
+    for header, side in build_columns([s.combination for s in rows]):  # a build sweep: the builds that vary
+        cols.append(Column(header, "left", [short_build(getattr(s.combination, side)) for s in rows]))
     varying = varying_setup(rows)
     if varying:
         cols.append(Column("/".join(varying), "left", [setup_label(s.combination, varying) for s in rows]))

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sshbench import answer as answers
+from sshbench import build_answer
 from sshbench.results import RunResult
 
 
@@ -25,7 +26,15 @@ def print_block(result: RunResult, console: Console) -> bool:
         undecided = line.startswith("  undecided") or (found.advice and line.strip() in found.advice)
         style = "green" if line.strip() in (found.config or ()) else "yellow" if undecided else ""
         console.print(Text(line, style=style), soft_wrap=True)
+    for line in _build_lines(result):
+        console.print(Text(line, style="bold" if not line.startswith(" ") else ""), soft_wrap=True)
     return True
+
+
+def _build_lines(result: RunResult) -> list[str]:
+    """A build sweep's block (sshbench/build_answer.py), under the answer."""
+    found = build_answer.compute(result)
+    return found.lines() if found is not None else []
 
 
 def markdown(result: RunResult) -> list[str]:
@@ -39,6 +48,7 @@ def markdown(result: RunResult) -> list[str]:
         "",
         "```",
         *(line[2:] if line.startswith("  ") else line for line in lines[1:]),
+        *_build_lines(result),
         "```",
         "",
     ]
@@ -49,7 +59,9 @@ def html(result: RunResult) -> str:
     if found is None:
         return ""
     lines = found.lines()
-    body = "\n".join(escape(line[2:] if line.startswith("  ") else line) for line in lines[1:])
+    body = "\n".join(
+        escape(line[2:] if line.startswith("  ") else line) for line in [*lines[1:], *_build_lines(result)]
+    )
     return (
         f'<section id="answer"><h2>The answer</h2><p><strong>{escape(lines[0])}</strong></p><pre>{body}</pre></section>'
     )

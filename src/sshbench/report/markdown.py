@@ -44,7 +44,7 @@ def render(result: RunResult) -> str:
             ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
             [
                 [
-                    h["kex"],
+                    ranked.handshake_label(h),
                     *(
                         "-" if h[k] is None else f"{h[k]:.1f}"
                         for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms")

@@ -46,6 +46,12 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
     ]
 
 
+def handshake_label(h: dict) -> str:
+    """A set-up row's kex, with its builds in a build sweep (`mlkem768x25519-sha256 (10.0p2 -> 10.0p2)`)."""
+    ssh, sshd = (str(h.get(k) or "").removeprefix("OpenSSH_") for k in ("ssh_build", "sshd_build"))
+    return h["kex"] + (f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else "")
+
+
 def columns(summaries: list[dict]) -> list[Column]:
     def varies(key: str, default: str | None = None) -> bool:
         values = {s.get(key) for s in summaries} - {None}  # None: a document from before that key existed
@@ -60,10 +66,12 @@ def columns(summaries: list[dict]) -> list[Column]:
         ("sink", None),
         ("server", "openssh"),
         ("client", "openssh"),
+        ("ssh_build", None),  # a build sweep (--ssh A,B / --sshd A,B)
+        ("sshd_build", None),
         ("link", "loopback"),
     ):
         if varies(key, default):
-            cols.append(Column(key, key))
+            cols.append(Column(key.removesuffix("_build"), key))
     cols += [
         Column("MiB/s ± 95% CI", "median_mib_s", True),
         Column("min", "min_mib_s", True),

@@ -65,6 +65,7 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
         *machine,
         ("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}"),
         *ends,
+        *_build_rows(env),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
         ("Trials", _trials_line(result)),
@@ -78,6 +79,28 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
     for key, value in rows:
         table.add_row(key, value)
     return table
+
+
+def _build_rows(env: dict) -> list[tuple[str, str]]:
+    """A build sweep (--ssh A,B / --sshd A,B): every build swept, with its path."""
+    found = env.get("builds") or {}
+    return [
+        (f"{side} builds", ", ".join(f"{b['label']} ({b['path']})" for b in found[side]))
+        for side in ("ssh", "sshd")
+        if found.get(side)
+    ]
+
+
+def short_build(label: str) -> str:
+    """`OpenSSH_10.0p2` -> `10.0p2` (HPN-SSH and others keep their whole label)."""
+    return label.removeprefix("OpenSSH_") or "-"
+
+
+def build_columns(combos: list) -> list[tuple[str, str]]:
+    """(header, Combination field) of the build columns that vary between rows: shown only then."""
+    return [
+        (side, f"{side}_build") for side in ("ssh", "sshd") if len({getattr(c, f"{side}_build") for c in combos}) > 1
+    ]
 
 
 # The dimensions besides the algorithms, in the order they are shown (see Combination).
@@ -117,6 +140,8 @@ def results_table(result: RunResult) -> Table:
     columns = [("#", "right"), ("cipher", "left"), ("MAC", "left")] + ([("kex", "left")] if show_kex else [])
     if show_impl:
         columns.append(("client/server", "left"))
+    builds = build_columns([x.combination for x in summaries])
+    columns += [(header, "left") for header, _ in builds]
     if varying:
         columns.append(("/".join(varying), "left"))
     for name, justify in (
@@ -141,6 +166,7 @@ def results_table(result: RunResult) -> Table:
             "(implicit)" if c.mac == IMPLICIT_MAC else c.mac,
             *([c.kex] if show_kex else []),
             *([f"{c.client}/{c.server}"] if show_impl else []),
+            *(short_build(getattr(c, field)) for _, field in builds),
             *([setup_label(c, varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
             _rate_cell(s),
@@ -265,7 +291,8 @@ def handshake_lines(result: RunResult, most: int = 3) -> list[str] | None:
     handshakes = summary.handshakes(result)
     if not handshakes or len(handshakes) > most:
         return None
-    if any(len({getattr(h, f) for h in handshakes}) > 1 for f in ("client", "server", "link", "tool", "streams")):
+    varies = ("client", "server", "link", "tool", "streams", "ssh_build", "sshd_build")
+    if any(len({getattr(h, f, None) for h in handshakes}) > 1 for f in varies):
         return None
     return [
         f"set-up (a connection with no data): {h.kex} {_fmt(h.median_ms, '.0f')} ms "
@@ -295,12 +322,25 @@ def handshake_table(result: RunResult) -> Table | None:
     )
     varying = [
         f
-        for f in ("client", "server", "link", "tool", "direction", "sink", "compression", "streams")
+        for f in (
+            "client",
+            "server",
+            "ssh_build",
+            "sshd_build",
+            "link",
+            "tool",
+            "direction",
+            "sink",
+            "compression",
+            "streams",
+        )
         if len({getattr(h, f, None) for h in handshakes}) > 1
     ]
     table.add_column("kex")
     if varying:
-        table.add_column("/".join(varying))
+        table.add_column("/".join(f.removesuffix("_build") for f in varying))
+    if any(f.endswith("_build") for f in varying):  # a build sweep: each kex's builds together
+        handshakes = sorted(handshakes, key=lambda h: (h.kex, h.ssh_build, h.sshd_build))
     for name in ("median ms", "min-max ms", "client CPU ms"):
         table.add_column(name, justify="right")
     for h in handshakes:
@@ -311,6 +351,8 @@ def handshake_table(result: RunResult) -> Table | None:
                     if f == "compression"
                     else f"-P {h.streams}"
                     if f == "streams"
+                    else short_build(getattr(h, f))
+                    if f.endswith("_build")
                     else str(getattr(h, f))
                     for f in varying
                 )

@@ -32,6 +32,7 @@ from sshbench.security.audit_adapter import AuditRating, load
 class Level(IntEnum):
     """Ordered: a lower value is worse, so min() gives the worst."""
 
+    INSECURE = -1  # no protection by design: the `none` cipher (HPN-SSH), measured only when named
     BROKEN = 0
     WEAK = 1
     ACCEPTABLE = 2
@@ -109,6 +110,13 @@ class Override:
 
 OVERRIDE_SOURCE = "sshbench override"
 OVERRIDES: tuple[Override, ...] = (
+    Override(
+        "cipher",
+        "none",
+        Level.INSECURE,
+        "no encryption: anyone on the path reads the data (HPN-SSH's NONE cipher; measured only when named)",
+        "sshbench",
+    ),
     Override(
         "cipher",
         "arcfour*",

@@ -13,7 +13,7 @@ import typing
 from dataclasses import asdict
 from pathlib import Path
 
-from sshbench import __version__, answer, summary
+from sshbench import __version__, answer, build_answer, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
@@ -38,6 +38,8 @@ def to_document(result: RunResult) -> dict:
         "environment": result.environment,
         "target": result.target,
         "answer": None if conclusion is None else conclusion.to_json(),
+        # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/build_answer.py)
+        "builds_answer": None if (builds_found := build_answer.compute(result)) is None else builds_found.to_json(),
         "summaries": [
             {
                 **s.to_json(),

@@ -120,10 +120,14 @@ def swept(combinations: list[Combination]) -> str:
         ("tool", "tool", "tools"),
         ("direction", "direction", "directions"),
         ("streams", "stream count", "stream counts"),  # -P N; rows stored before it read as 1
+        ("ssh_build", "ssh build", "ssh builds"),  # --ssh A,B; rows stored before it read as ""
+        ("sshd_build", "sshd build", "sshd builds"),
     ):
         values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
         if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept
             values = [v for v in values if v != IMPLICIT_MAC]
+        if attr.endswith("_build"):  # "": a Dropbear/AsyncSSH row of a build sweep, not a build
+            values = [v for v in values if v]
         if len(values) > 1:
             parts.append(f"{len(values)} {plural}")
         elif attr in ("cipher", "mac", "kex"):

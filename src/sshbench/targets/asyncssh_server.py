@@ -27,7 +27,7 @@ class AsyncsshServer(PrivateServer):
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> AsyncsshServer:
-        return cls(ssh=settings.ssh, env=env)
+        return cls(ssh=settings.ssh_paths()[0], env=env)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         self.algorithms: AsyncsshAlgorithms = asyncssh_algorithms()

@@ -20,6 +20,8 @@ class Target(ABC):
     label: str = ""
     #: the server's SSH software version, once known
     server_version: str | None = None
+    #: a build sweep (--sshd A,B; sshbench.builds): this server's build label, "" otherwise
+    sshd_build: str = ""
     #: the server runs on this machine and sees its files (no copying of download sources)
     shares_local_filesystem: ClassVar[bool] = False
 
@@ -144,6 +146,12 @@ class Target(ABC):
     def link_details(self) -> dict[str, dict] | None:
         """Per emulated link: method, RTT, shaper counters (for `result.baselines["links"]`); None: no links."""
         return None
+
+    def client_build_algorithms(self, ssh: str) -> ClientAlgorithms:
+        """What another ssh build (--ssh A,B) speaks and defaults to against this target."""
+        from sshbench.algorithms import client_algorithms
+
+        return client_algorithms(ssh, ["-F", "/dev/null"])
 
     def client_implementations(self) -> dict[str, ClientAlgorithms]:
         """The client implementations that can talk to this server, with what each supports

@@ -72,7 +72,7 @@ class DropbearServer(PrivateServer):
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> DropbearServer:
-        return cls(ssh=settings.ssh, env=env, window=settings.dropbear_window)
+        return cls(ssh=settings.ssh_paths()[0], env=env, window=settings.dropbear_window)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None, window: int | None = None) -> None:
         check_window(window)

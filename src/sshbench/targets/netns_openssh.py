@@ -28,9 +28,10 @@ class NetnsOpenSSH(PrivateOpenSSH):
         ssh: str = "ssh",
         env: dict[str, str] | None = None,
         index: int = 0,
+        sshd_session: str | None = None,
     ) -> None:
         require_support(links)  # one clear line (exit 2) before anything is created
-        super().__init__(sshd=sshd, ssh=ssh, env=env)
+        super().__init__(sshd=sshd, ssh=ssh, env=env, sshd_session=sshd_session)
         self.path = LinkPath(links, index=index)
         self.listen_address = SERVER_ADDR
         self.current_link: str | None = None

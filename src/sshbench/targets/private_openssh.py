@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sshbench import builds
 from sshbench.algorithms import (
     ServerAlgorithms,
     client_algorithms,
@@ -79,8 +80,13 @@ class PrivateOpenSSH(LocalServer):
         env: dict[str, str] | None = None,
         extra_config: dict[str, str] | None = None,
         server_cpu: float | None = None,
+        sshd_session: str | None = None,
     ) -> None:
         self.sshd_path = find_sshd(sshd)
+        # OpenSSH 9.8+ from an extracted or self-built tree: where its sshd-session/sshd-auth are (sshbench.builds)
+        self.helper_config = dict(builds.inspect(self.sshd_path, "sshd", sshd_session).helpers) if sshd else {}
+        # A build sweep's other client builds (--ssh A,B): the server offers what any of them speaks
+        self.other_clients: list[str] = []
         # --server-cpu: sshd (and every session it forks) in a cgroup with this many cores' quota
         self.server_cpu = server_cpu
         self.quota: CpuQuota | None = None
@@ -98,15 +104,29 @@ class PrivateOpenSSH(LocalServer):
             # Every link of the run (loopback included) through one namespace pair (sshbench.links).
             from sshbench.targets.netns_openssh import NetnsOpenSSH
 
-            target = NetnsOpenSSH(links, sshd=settings.sshd, ssh=settings.ssh, env=env)
+            target = NetnsOpenSSH(
+                links,
+                sshd=settings.sshd_paths()[0],
+                ssh=settings.ssh_paths()[0],
+                env=env,
+                sshd_session=settings.sshd_session,
+            )
             target.server_cpu = settings.server_cpu
             return target
-        return cls(sshd=settings.sshd, ssh=settings.ssh, env=env, server_cpu=settings.server_cpu)
+        return cls(
+            sshd=settings.sshd_paths()[0],
+            ssh=settings.ssh_paths()[0],
+            env=env,
+            server_cpu=settings.server_cpu,
+            sshd_session=settings.sshd_session,
+        )
 
     # --- set-up -------------------------------------------------------------------------------
 
     def start(self, cleanup: Cleanup) -> None:
         self._client = client_algorithms(self.ssh, ["-F", "/dev/null"])
+        # What the config offers: every algorithm any client build speaks (sshd -t then drops what it lacks)
+        self._offer = [self._client] + [client_algorithms(path, ["-F", "/dev/null"]) for path in self.other_clients]
         self.dir = cleanup.make_temp_dir()
         self._make_keys()
         if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
@@ -145,7 +165,7 @@ class PrivateOpenSSH(LocalServer):
 
     def _config_lines(self, extra: dict[str, str]) -> list[str]:
         assert self.dir is not None and self._client is not None
-        c = self._client
+        offer = self._offered()
         lines = {
             "ListenAddress": self.listen_address,
             "Port": str(self.port),
@@ -172,13 +192,14 @@ class PrivateOpenSSH(LocalServer):
             "Subsystem": "sftp internal-sftp",
             "LogLevel": "INFO",
             # Everything the client can speak; the server's own lists then come from `sshd -T`.
-            "Ciphers": ",".join(c.ciphers),
-            "MACs": ",".join(c.macs),
-            "KexAlgorithms": ",".join(c.kex),
+            "Ciphers": ",".join(offer["Ciphers"]),
+            "MACs": ",".join(offer["MACs"]),
+            "KexAlgorithms": ",".join(offer["KexAlgorithms"]),
+            **self.helper_config,
         }
         lines.update(extra)
         lines.update(self.extra_config)
-        return [f"{k} {v}" for k, v in lines.items()]
+        return [f"{k} {v}" for k, v in lines.items() if v != ""]  # "": the line left out (sshd's default)
 
     def _write_config(self) -> Path:
         """Write a config sshd accepts: drop optional options it does not know, and algorithms it lacks."""
@@ -192,7 +213,7 @@ class PrivateOpenSSH(LocalServer):
                 return path
             msg = check.stderr
             bad = re.search(r"Bad configuration option: (\S+)|Unsupported option (\S+)", msg)
-            spec = re.search(r"Bad SSH2 (cipher|mac|KexAlgorithms) spec '([^']*)'", msg, re.I)
+            spec = re.search(r"Bad SSH2 (cipher|mac|KexAlgorithms)(?: spec)? '([^']*)'", msg, re.I)
             if bad and (bad.group(1) or bad.group(2)) in extra:
                 extra.pop(bad.group(1) or bad.group(2))
             elif spec:
@@ -207,19 +228,26 @@ class PrivateOpenSSH(LocalServer):
         """The client speaks something this sshd does not: keep only what sshd accepts one by one."""
         assert self._client is not None
         keep: dict[str, list[str]] = {}
-        for option, names in (
-            ("Ciphers", self._client.ciphers),
-            ("MACs", self._client.macs),
-            ("KexAlgorithms", self._client.kex),
-        ):
+        for option, names in self._offered().items():
             ok = []
+            others = {o: "" for o in ("Ciphers", "MACs", "KexAlgorithms") if o != option}  # tested on their own
+            # without the optional options (an unknown one fails every name; the caller's loop drops it after)
+            base = {k: v for k, v in extra.items() if k not in OPTIONAL_OPTIONS}
             for name in names:
-                path.write_text("\n".join(self._config_lines({**extra, option: name})) + "\n")
+                path.write_text("\n".join(self._config_lines({**base, **others, option: name})) + "\n")
                 if self._sshd_run(["-t", "-f", str(path)]).returncode == 0:
                     ok.append(name)
             keep[option] = ok
         for option, names in keep.items():
             extra[option] = ",".join(names)
+
+    def _offered(self) -> dict[str, list[str]]:
+        """Ciphers, MACs and kex of every client build, the primary one's order first."""
+        clients = getattr(self, "_offer", None) or [self._client]
+        return {
+            option: list(dict.fromkeys(name for c in clients if c is not None for name in getattr(c, attr)))
+            for option, attr in (("Ciphers", "ciphers"), ("MACs", "macs"), ("KexAlgorithms", "kex"))
+        }
 
     def _sshd_run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -294,6 +322,8 @@ class PrivateOpenSSH(LocalServer):
 
     def describe(self) -> dict:
         described = {**super().describe(), "sshd": self.sshd_path, "port": self.port, "user": self.user}
+        if self.sshd_build:
+            described["sshd_build"] = self.sshd_build
         if self.quota is not None:
             stats = self.quota.throttled() or self.quota_stats
             described["server_cpu"] = {**self.quota.describe(), "throttled": stats}

@@ -27,7 +27,7 @@ class RemoteHost(Target):
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
         assert settings.host is not None
-        host = cls(settings.host, ssh=settings.ssh, ssh_config=settings.ssh_config)
+        host = cls(settings.host, ssh=settings.ssh_paths()[0], ssh_config=settings.ssh_config)
         host.raw_tcp_port = settings.raw_tcp_port
         return host
 
@@ -148,6 +148,9 @@ class RemoteHost(Target):
 
     def destination(self) -> list[str]:
         return [self.host]
+
+    def client_build_algorithms(self, ssh: str) -> ClientAlgorithms:
+        return client_algorithms(ssh, self._config_args(), self.host)  # the user's ssh_config's defaults
 
     def client_algorithms(self) -> ClientAlgorithms:
         assert self._client is not None
