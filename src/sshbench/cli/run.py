@@ -171,6 +171,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "says it was not measured)",
     )
     run.add_argument(
+        "--why",
+        choices=("fastest", "all"),
+        help="find what limits the speed by experiment: slow the client's CPU, the server's CPU and the link "
+        "by half in turn, interleaved with unthrottled trials (root); default: the fastest row of a --runs auto "
+        "run; all: every row",
+    )
+    run.add_argument("--no-why", action="store_true", help="skip the --why experiments (the verdict is then inferred)")
+    run.add_argument(
+        "--why-rounds",
+        type=int,
+        default=4,
+        metavar="N",
+        help="paired rounds per --why experiment (3-100; default 4)",
+    )
+    run.add_argument(
         "--server-cpu",
         type=float,
         metavar="FRACTION",
@@ -335,6 +350,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         server_cpu=args.server_cpu,
         parallel=args.parallel,
         raw_tcp_port=args.raw_tcp_port,
+        why="off" if args.no_why else args.why or "auto",
+        why_rounds=args.why_rounds,
     )
     progress = Progress(
         TextColumn("{task.description}"),
