@@ -61,6 +61,16 @@ def test_two_high_are_a_shared_limit_and_noise_is_undecided():
     assert noisy["kind"] == "undecided" and noisy["line"].startswith("undecided: slowing the client's CPU")
 
 
+def test_a_confident_cost_below_half_is_a_partial_limit():
+    """Loopback here: halving the server's CPU cost 28% (18 to 37%): it matters, not alone."""
+    partly = {r: v * (0.72 + (0.04 if r % 2 else -0.04)) for r, v in BASE.items()}
+    verdict = sensitivity.decide(
+        [_entry("server-cpu", BASE, partly), _entry("client-cpu", BASE, {r: v * 1.01 for r, v in BASE.items()})], 0.5
+    )
+    assert verdict["kind"] == "partial" and verdict["partly"] == ["server-cpu"], verdict
+    assert verdict["title"] == "partly the server's CPU" and "client's CPU has headroom" in verdict["line"]
+
+
 def test_no_limit_on_a_long_round_trip_is_the_window_with_its_figure():
     same = {r: v * 1.005 for r, v in BASE.items()}
     entries = [_entry(r, BASE, same) for r in ("client-cpu", "server-cpu", "link")]
@@ -77,11 +87,18 @@ def test_verdict_for_finds_the_combination():
     assert sensitivity.verdict_for(None, {"cipher": "a"}) is None
 
 
-@pytest.mark.parametrize("args", [["--why-rounds", "2"], ["--why-rounds", "1000"]])
-def test_bad_why_options_are_one_line_exit_2(args):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--why-rounds", "2"], "--why-rounds"),
+        (["--why-rounds", "1000"], "--why-rounds"),
+        (["--why", "all", "--no-why"], "--no-why contradicts --why all"),
+    ],
+)
+def test_bad_why_options_are_one_line_exit_2(args, message):
     done = run_cli("run", *args, "--size", "4M", "--runs", "1")
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().count("\n") == 0 and "--why-rounds" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and message in done.stderr
 
 
 # --- the truths, on real processes ---------------------------------------------------------------

@@ -39,18 +39,6 @@ LIMITS = {
     "server-cpu": "CPU - the sshd session's core",
     "ssh-overhead": "ssh itself (no resource measured here was full)",
 }
-# ... and for the verdicts of the `--why` experiments (baselines/sensitivity.py), which say "by experiment".
-WHY_LIMITS = {
-    "client-cpu": "the client's CPU",
-    "server-cpu": "the server's CPU",
-    "link": "the link's rate",
-    "disk": "the receiver's disk",
-    "shared": "two resources together",
-    "window": "the SSH channel window over this round-trip time",
-    "ssh-itself": "ssh itself (no resource slowed here was the limit)",
-    "undecided": "not decided",
-    "not-measured": "not measured",
-}
 
 
 @dataclass
@@ -99,6 +87,7 @@ class Answer:
     bound_by_evidence: str | None = None
     bound_by_explanation: str | None = None
     bound_by_method: str = "utilisation"  # "experiment": from the --why throttles (baselines/sensitivity.py)
+    bound_by_title: str | None = None  # the experiment's verdict in words ("the link's rate", "partly ...")
     policy: str = POLICY
     config: list[str] = field(default_factory=list)  # option lines for ~/.ssh/config (Host *)
     config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
@@ -137,7 +126,7 @@ class Answer:
         if self.slowest is not None and self.slowest.relative_to_fastest:
             out.append(f"  slowest: {self.slowest.name}, {_factor(self.slowest.relative_to_fastest)}x as long")
         if self.bound_by and self.bound_by_method == "experiment":
-            out.append(f"  limited by (by experiment): {WHY_LIMITS.get(self.bound_by, self.bound_by)}")
+            out.append(f"  limited by (by experiment): {self.bound_by_title or self.bound_by}")
             if self.bound_by_evidence:
                 out.append(f"    {self.bound_by_evidence}")
             if self.bound_by_explanation:
@@ -253,7 +242,7 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
     found = sensitivity.verdict_for((result.baselines or {}).get("why"), asdict(top))
     if found is None or found.get("kind") == "not-measured":
         return
-    answer.bound_by, answer.bound_by_method = found["kind"], "experiment"
+    answer.bound_by, answer.bound_by_method, answer.bound_by_title = found["kind"], "experiment", found.get("title")
     answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
 
 

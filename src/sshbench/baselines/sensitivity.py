@@ -26,13 +26,16 @@ from sshbench import statistics as stats
 
 SLOWDOWN = 0.5  # each resource is slowed to half: a 50% loss for a resource that is the limit
 HIGH = 0.5  # a sensitivity whose whole 95% interval is at or above this is a limit; wholly below: headroom
+# ... and one whose interval lies above this but reaches below HIGH limits it partly: a process busy part
+# of the time loses only the slack the quota takes (on loopback here the server's CPU read 0.56, 0.35-0.74).
+PARTIAL = 0.2
 WINDOW_FRACTION = 0.8  # throughput >= 80% of window/RTT: the window caps the connection (as bottleneck.py)
 
 RESOURCES = ("client-cpu", "server-cpu", "link", "disk")
 NAMES = {
     "client-cpu": "the client's CPU",
     "server-cpu": "the server's CPU",
-    "link": "the link",
+    "link": "the link's rate",
     "disk": "the receiver's disk",
 }
 HELPS = {
@@ -67,10 +70,12 @@ def sensitivity(
 
 
 def _class(entry: dict) -> str:
-    """ "high", "headroom" or "undecided" from an entry's interval."""
+    """ "high", "partial", "headroom" or "undecided" from an entry's interval."""
     low, high = entry["ci95"]
     if low >= HIGH:
         return "high"
+    if low >= PARTIAL:
+        return "partial"
     if high < HIGH:
         return "headroom"
     return "undecided"
@@ -99,33 +104,58 @@ def decide(
     for t in measured:
         t["class"] = _class(t)
     high = sorted((t for t in measured if t["class"] == "high"), key=lambda t: -t["sensitivity"])
+    partial = sorted((t for t in measured if t["class"] == "partial"), key=lambda t: -t["sensitivity"])
     headroom = [t["resource"] for t in measured if t["class"] == "headroom"]
     undecided = [t["resource"] for t in measured if t["class"] == "undecided"]
     room = (
         f"; {_and([NAMES[r] for r in headroom])} {'has' if len(headroom) == 1 else 'have'} headroom" if headroom else ""
     )
-    out: dict = {"limited_by": [t["resource"] for t in high], "headroom": headroom, "undecided": undecided}
+    out: dict = {
+        "limited_by": [t["resource"] for t in high],
+        "partly": [t["resource"] for t in partial],
+        "headroom": headroom,
+        "undecided": undecided,
+    }
     if not measured:
-        out.update(kind="not-measured", line="no throttle could be measured", help=None)
+        out.update(kind="not-measured", title="not measured", line="no throttle could be measured", help=None)
     elif len(high) == 1:
         t = high[0]
-        out.update(kind=t["resource"], line=cost_text(t, slowdown) + room, help=HELPS[t["resource"]])
+        out.update(
+            kind=t["resource"],
+            title=NAMES[t["resource"]],
+            line=cost_text(t, slowdown) + room,
+            help=HELPS[t["resource"]],
+        )
     elif high:
+        names = _and([NAMES[t["resource"]] for t in high])
         out.update(
             kind="shared",
+            title=f"{names} together",
             line="; ".join(cost_text(t, slowdown) for t in high) + room,
-            help=f"{_and([NAMES[t['resource']] for t in high])} limit it together: a faster one alone helps partly",
+            help=f"{names} limit it together: a faster one alone helps partly",
+        )
+    elif partial:
+        names = _and([NAMES[t["resource"]] for t in partial])
+        out.update(
+            kind="partial",
+            title=f"partly {names}",
+            line="; ".join(cost_text(t, slowdown) for t in partial)
+            + (f"; {_and([NAMES[r] for r in undecided])} undecided" if undecided else "")
+            + room,
+            help=f"{HELPS[partial[0]['resource']]}, in part; the rest goes to ssh itself",
         )
     elif undecided:
         t = max((t for t in measured if t["class"] == "undecided"), key=lambda t: t["sensitivity"])
         out.update(
             kind="undecided",
+            title="not decided",
             line=f"undecided: {cost_text(t, slowdown)}, too noisy to tell a limit from headroom{room}",
             help="more rounds (--why-rounds) or a quieter machine would tell",
         )
     elif window_mib_s and mib_s and mib_s >= WINDOW_FRACTION * window_mib_s:
         out.update(
             kind="window",
+            title="the SSH channel window over this round-trip time",
             line=(
                 f"neither CPU nor the link's rate: {mib_s:.1f} MiB/s is {_pct(mib_s / window_mib_s)} of "
                 f"the channel window / RTT ({window_mib_s:.1f} MiB/s){room}"
@@ -136,6 +166,7 @@ def decide(
     else:
         out.update(
             kind="ssh-itself",
+            title="ssh itself (no resource slowed here was the limit)",
             line=f"no resource slowed here was the limit{room}",
             help="the time goes to ssh itself (buffering, flow control, copies); a cheaper cipher may still help",
         )

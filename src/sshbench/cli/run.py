@@ -273,6 +273,8 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
         raise UsageError(f"--runs {args.runs} / --warmup {args.warmup}: at most 10000 runs and 100 warm-up passes")
     if args.reverse and "direction" in given and args.direction != "down":
         raise UsageError(f"-R/--reverse means --direction down; it contradicts --direction {args.direction}")
+    if args.no_why and args.why:
+        raise UsageError(f"--no-why contradicts --why {args.why}")
     names = list(presets.SEEDS) if args.seeds else [args.preset] if args.preset else []
     if not names:
         return cmd_run(args, out, err)
