@@ -80,6 +80,18 @@ def test_no_limit_on_a_long_round_trip_is_the_window_with_its_figure():
     assert sensitivity.decide(entries, 0.5, mib_s=500.0)["kind"] == "ssh-itself"
 
 
+def test_without_an_experiment_the_verdict_says_it_is_inferred():
+    from sshbench.answer import Answer
+
+    inferred = Answer(fastest=[], tie_margin=0.03, bound_by="shared-cpu", bound_by_evidence="ssh 0.85 + sshd 0.76")
+    assert "  limited by: CPU - ssh and sshd share this machine's cores (inferred from utilisation)" in inferred.lines()
+    assert inferred.to_json()["bound_by"]["method"] == "utilisation"
+    found = Answer(
+        fastest=[], tie_margin=0.03, bound_by="link", bound_by_method="experiment", bound_by_title="the link's rate"
+    )
+    assert "  limited by (by experiment): the link's rate" in found.lines()
+
+
 def test_verdict_for_finds_the_combination():
     why = {"combinations": [{"combination": {"cipher": "a", "mac": "m"}, "verdict": {"kind": "link"}}]}
     assert sensitivity.verdict_for(why, {"cipher": "a", "mac": "m", "kex": "k"}) == {"kind": "link"}
@@ -146,6 +158,9 @@ def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
         assert _throttle(entry, side)["ci95"][1] < sensitivity.HIGH, entry
     assert entry["verdict"]["kind"] == "link" and entry["verdict"]["headroom"] == ["client-cpu", "server-cpu"]
     assert "limited by (by experiment): the link's rate" in stdout
+    stored = run_cli("report", "latest")  # the store keeps the block: the report says the same from it
+    assert stored.returncode == 0, stored.stderr
+    assert "limited by (by experiment): the link's rate" in stored.stdout and "why (sensitivity)" in stored.stdout
 
 
 @pytest.mark.skipif(NETNS_REASON is not None, reason=f"emulated links unavailable here: {NETNS_REASON}")
