@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from sshbench import statistics as stats
 from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
+from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult
 from sshbench.security import policy as policies
@@ -89,6 +90,8 @@ class Answer:
     bound_by: str | None = None
     bound_by_evidence: str | None = None
     bound_by_explanation: str | None = None
+    bound_by_method: str = "utilisation"  # "experiment": from the --why throttles (baselines/sensitivity.py)
+    bound_by_title: str | None = None  # the experiment's verdict in words ("the link's rate", "partly ...")
     policy: str = POLICY
     config: list[str] = field(default_factory=list)  # option lines for ~/.ssh/config (Host *)
     config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
@@ -138,8 +141,14 @@ class Answer:
             out.append("  " + default)
         if self.slowest is not None and self.slowest.relative_to_fastest:
             out.append(f"  slowest: {self.slowest.name}, {_factor(self.slowest.relative_to_fastest)}x as long")
-        if self.bound_by:  # the evidence on a line of its own: the block's lines fit 100 columns
-            out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)}")
+        if self.bound_by and self.bound_by_method == "experiment":
+            out.append(f"  limited by (by experiment): {self.bound_by_title or self.bound_by}")
+            if self.bound_by_evidence:
+                out.append(f"    {self.bound_by_evidence}")
+            if self.bound_by_explanation:
+                out.append(f"    {self.bound_by_explanation}")
+        elif self.bound_by:  # the evidence on a line of its own: the block's lines fit 100 columns
+            out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)} (inferred from utilisation)")
             if self.bound_by_evidence:
                 out.append(f"    {self.bound_by_evidence}")
         if self.config:
@@ -188,6 +197,7 @@ class Answer:
                 "verdict": self.bound_by,
                 "evidence": self.bound_by_evidence,
                 "explanation": self.bound_by_explanation,
+                "method": self.bound_by_method,
             },
             "config": "\n".join(self.config) if self.config else None,
             "config_note": self.config_note,
@@ -241,9 +251,21 @@ def _compute(result: RunResult) -> Answer | None:
         answer.bound_by = verdict.verdict.bound_by
         answer.bound_by_evidence = verdict.verdict.evidence
         answer.bound_by_explanation = verdict.verdict.explanation
+    _why(answer, result, fastest[0].combination)
     _config(answer, result, fastest[0])
     _undecided(answer, result, pair)
     return answer
+
+
+def _why(answer: Answer, result: RunResult, top: Combination) -> None:
+    """The `--why` experiments' verdict for the fastest row replaces the inferred one where there is one."""
+    from dataclasses import asdict
+
+    found = sensitivity.verdict_for((result.baselines or {}).get("why"), asdict(top))
+    if found is None or found.get("kind") == "not-measured":
+        return
+    answer.bound_by, answer.bound_by_method, answer.bound_by_title = found["kind"], "experiment", found.get("title")
+    answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
 
 
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:

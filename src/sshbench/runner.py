@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import builds, clock, environment, parallel, summary
+from sshbench import builds, clock, environment, parallel, summary, why
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
@@ -26,6 +26,7 @@ from sshbench.payload import (
     FLATTERING_KINDS,
     PROBE_SIZE,
     PayloadStore,
+    size_for_rate,
 )
 from sshbench.plan import (
     ScheduledTrial,
@@ -300,8 +301,10 @@ class Runner:
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
+                # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
+                reserve = [ScheduledTrial(combos[0], "transfer", -1, False)] * self._why_trials(target, combos)
                 if self.resume_from is None and (
-                    notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left)
+                    notice := calibration.fit_minimum_rounds(plan[index:] + reserve, self.result.trials, time_left)
                 ):
                     self.result.notices.append(notice)
                     self.result.environment["payload_size"] = (
@@ -316,6 +319,7 @@ class Runner:
                 self._record(index, len(plan), trial, target)
         if s.adaptive:
             self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
+        self._why(target, cleanup, sizes, payloads, workdir)
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
 
@@ -341,7 +345,8 @@ class Runner:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
             elapsed = time.monotonic() - self._started
-            if elapsed + round_cost(self.result.trials, needing) + END_RESERVE_S > s.budget_s:
+            why_s = self._why_trials(target, self.result.combinations) * round_cost(self.result.trials, needing[:1])
+            if elapsed + round_cost(self.result.trials, needing) + END_RESERVE_S + why_s > s.budget_s:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
             plan = measured_round(needing, handshake_combinations(needing), rounds, rng)
@@ -356,6 +361,48 @@ class Runner:
         self.result.notices.append(
             f"--runs auto: {rounds} measured rounds; stopped because {reason}"
             + (f"; {left} neighbouring pair(s) stayed undecided (named under the table)" if left else "")
+        )
+
+    def _why_trials(self, target: Target, combos: list[Combination]) -> int:
+        """How many trials the default --why experiment will add (0 when it will not run)."""
+        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None:
+            return 0
+        return 1 + self.settings.why_rounds * (1 + why.throttle_count(target, combos[0]))  # + its warm-up
+
+    def _why(
+        self, target: Target, cleanup: Cleanup, sizes: dict[Combination, int], payloads: PayloadStore, workdir
+    ) -> None:
+        """--why: slow one resource at a time for the fastest row (or every row) and record what it
+        cost (sshbench.why); the experiment's trials stay out of the ranking."""
+        mode = self.settings.why_mode()
+        if mode == "off":
+            return
+        if os.geteuid() != 0:
+            self.result.baselines["why"] = {"mode": mode, "skipped": "needs root (cgroups, tc)", "combinations": []}
+            return
+
+        # The experiment's trials move at least WHY_SECONDS of data (the run's own may have shrunk to
+        # 0.25 s to fit --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s.
+        rates = {s.combination: s.median_mib_s for s in summary.summaries(self.result) if s.median_mib_s}
+        why_sizes = {
+            c: max(size, size_for_rate(rates[c], why.WHY_SECONDS, self.settings.max_size)) if c in rates else size
+            for c, size in sizes.items()
+        }
+        if self.settings.size or self.settings.file:
+            why_sizes = sizes
+
+        def measure(item: ScheduledTrial, wrap: Callable[[Target], Target]) -> Trial:
+            return self._one(target, item, why_sizes, payloads, workdir, wrap=wrap)
+
+        self.result.baselines["why"] = why.run_experiments(
+            result=self.result,
+            mode=mode,
+            targets=self.targets,
+            primary=target,
+            measure=measure,
+            cleanup=cleanup,
+            rounds=self.settings.why_rounds,
+            seed=self.settings.seed,
         )
 
     def _note_payloads(self) -> None:
@@ -390,7 +437,13 @@ class Runner:
             )
 
     def _one(
-        self, target: Target, item: ScheduledTrial, sizes: dict[Combination, int], payloads: PayloadStore, workdir
+        self,
+        target: Target,
+        item: ScheduledTrial,
+        sizes: dict[Combination, int],
+        payloads: PayloadStore,
+        workdir,
+        wrap: Callable[[Target], Target] | None = None,
     ) -> Trial:
         if not target.alive():
             raise RunError(
@@ -430,6 +483,8 @@ class Runner:
             return raw_trial
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
+        if wrap is not None:  # a --why experiment's trial: its client prefix and throttle (sshbench.why)
+            target = wrap(target)
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)

@@ -18,6 +18,7 @@ from sshbench.statistics import DEFAULT_TIE_MARGIN
 from sshbench.units import GIB, format_size
 
 DEFAULT_TIE = DEFAULT_TIE_MARGIN
+WHY_MODES = ("auto", "fastest", "all", "off")
 # The measuring part of a run; the command around it (start-up, the conclusion's check connection, the
 # report) adds ~5 s: a default `sshbench run` measured 65.1 s with 60 here on a quiet 2-core VM.
 DEFAULT_BUDGET_S = 55.0
@@ -68,6 +69,16 @@ class RunSettings:
     fit_seconds: bool = False
     raw_tcp_port: int | None = None  # --raw-tcp-port: the raw TCP control's port on a remote HOST (None: any free one)
     sshd_session: str | None = None  # --sshd-session: an OpenSSH 9.8+ --sshd build's sshd-session, not beside it
+    # --why / --no-why (sshbench.why): "auto" (the fastest row in a --runs auto run with baselines, else
+    # none), "fastest", "all" or "off"; `why_rounds` paired rounds per experiment. Runs stored before: "auto".
+    why: str = "auto"
+    why_rounds: int = 4
+
+    def why_mode(self) -> str:
+        """The experiments this run does: "fastest", "all" or "off"."""
+        if self.why == "auto":
+            return "fastest" if self.adaptive and self.baselines else "off"
+        return self.why
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
@@ -97,6 +108,10 @@ class RunSettings:
                 raise UsageError(
                     f"--server-cpu must be above 0 and at most this machine's {cores} cores (got {self.server_cpu:g})"
                 )
+        if self.why not in WHY_MODES:
+            raise UsageError(f"--why must be one of {', '.join(WHY_MODES[1:3])} (got {self.why!r})")
+        if not 3 <= self.why_rounds <= 100:
+            raise UsageError(f"--why-rounds must be from 3 to 100 (got {self.why_rounds})")
         if self.raw_tcp_port is not None:
             if self.host is None:
                 raise UsageError(

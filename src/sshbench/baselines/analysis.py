@@ -243,6 +243,7 @@ def document(result: Any) -> dict:
         "aesni_masked": baselines.get("aesni_masked", False),
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
+        "why": baselines.get("why"),  # `run --why`: sensitivities with their CIs (baselines/sensitivity.py)
         "thresholds": {
             "network_fraction": bottleneck.NETWORK_FRACTION,
             "disk_fraction": bottleneck.DISK_FRACTION,

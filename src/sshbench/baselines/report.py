@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from sshbench.baselines import analysis, bottleneck
+from sshbench.baselines import analysis, bottleneck, sensitivity
 from sshbench.results import Combination
 from sshbench.summary import Summary
 
@@ -100,6 +100,8 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
             f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
             f"{_rate(check['unmasked_mib_s'])} unmasked",
         )
+    for line in sensitivity.summary_lines(baselines.get("why")):  # `run --why`: sensitivity (95% CI) per resource
+        table.add_row("why (sensitivity)", line)
     for note in [] if compact else baselines.get("notes") or []:
         table.add_row("note", note)
     return table

@@ -192,6 +192,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "says it was not measured)",
     )
     run.add_argument(
+        "--why",
+        choices=("fastest", "all"),
+        help="find what limits the speed by experiment: slow the client's CPU, the server's CPU and the link "
+        "by half in turn, interleaved with unthrottled trials (root); default: the fastest row of a --runs auto "
+        "run; all: every row",
+    )
+    run.add_argument("--no-why", action="store_true", help="skip the --why experiments (the verdict is then inferred)")
+    run.add_argument(
+        "--why-rounds",
+        type=int,
+        default=4,
+        metavar="N",
+        help="paired rounds per --why experiment (3-100; default 4)",
+    )
+    run.add_argument(
         "--server-cpu",
         type=float,
         metavar="FRACTION",
@@ -312,6 +327,8 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
         raise UsageError(f"--runs {args.runs} / --warmup {args.warmup}: at most 10000 runs and 100 warm-up passes")
     if args.reverse and "direction" in given and args.direction != "down":
         raise UsageError(f"-R/--reverse means --direction down; it contradicts --direction {args.direction}")
+    if args.no_why and args.why:
+        raise UsageError(f"--no-why contradicts --why {args.why}")
     names = list(presets.SEEDS) if args.seeds else [args.preset] if args.preset else []
     if not names:
         return cmd_run(args, out, err)
@@ -392,6 +409,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         server_cpu=args.server_cpu,
         parallel=args.parallel,
         raw_tcp_port=args.raw_tcp_port,
+        why="off" if args.no_why else args.why or "auto",
+        why_rounds=args.why_rounds,
     )
     progress = Progress(
         TextColumn("{task.description}"),

@@ -249,6 +249,28 @@ class LinkPath:
         self._counters_at_switch = {dev: self._counters(ns, dev) for ns, dev in self._dev_commands()}
         self.current = name
 
+    def throttle_rate(self, rate_bit_s: int) -> str:
+        """Shape the current link to `rate_bit_s` on both veth ends for one trial of the `--why`
+        experiments (sshbench.why), its delay kept; the next switch() puts the profile back (its
+        counters do not count the throttled trial). Returns what was applied, for the record."""
+        if self.current is None:
+            raise RunError("no link applied to throttle")
+        self.collect_counters()
+        state = self.states[self.current]
+        if state.method == METHOD_NETEM:
+            from dataclasses import replace
+
+            args, want = netem_args(replace(state.profile, rate_bit_s=rate_bit_s)), "netem"
+        else:  # tbf, or an unshaped veth (loopback, relay-only delay): a tbf under the relay's delay
+            args, want = tbf_args(rate_bit_s), "tbf"
+        self.current = None  # whatever happens next, the next switch() re-applies the profile
+        for ns, dev in self._dev_commands():
+            _run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *args])
+            qdisc = self._qdisc(ns, dev)
+            if not qdisc or qdisc.get("kind") != want:
+                raise RunError(f"link {state.profile.name}: the {want} throttle did not apply on {dev}")
+        return f"tc {' '.join(args[:3])} on both veth ends"
+
     def _qdisc(self, ns: str, dev: str) -> dict | None:
         done = _run(["tc", "-j", "-s", "-n", ns, "qdisc", "show", "dev", dev, "root"], check=False)
         try:

@@ -10,6 +10,7 @@ import json
 from html import escape
 
 from sshbench import __version__
+from sshbench.baselines import sensitivity
 from sshbench.report import charts, ranked
 from sshbench.report.json_export import to_document
 from sshbench.results import RunResult
@@ -75,8 +76,11 @@ def _baselines(doc: dict) -> str:
     rows = [
         [key, json.dumps(value, indent=None, default=str) if isinstance(value, (dict, list)) else str(value)]
         for key, value in baselines.items()
-        if value not in (None, {}, [])
+        if value not in (None, {}, []) and key != "why"
     ]
+    # `run --why`: each resource's sensitivity with its 95% CI, one line per row experimented on (the
+    # rounds' rates stay in the JSON)
+    rows += [["why (sensitivity)", line] for line in sensitivity.summary_lines(baselines.get("why"))]
     return _table(["baseline", "value"], rows, [False, False], table_id="baselines")
 
 

@@ -222,6 +222,21 @@ class CpuQuota(Made):
             raise CpuQuotaError(f"cannot set up cgroup {self.path}: {err.strerror or err}") from None
         return self
 
+    def set_fraction(self, fraction: float | None) -> None:
+        """Change the limit of the live group (None: no limit), keeping its period: the `--why`
+        experiments (sshbench.why) slow a group down for one trial and undo it after."""
+        assert self.path is not None, "create() first"
+        if fraction is not None:
+            self.fraction = fraction
+        quota = self.quota_us if fraction is not None else None
+        try:
+            if self.version == "v2":
+                (self.path / "cpu.max").write_text(f"{quota if quota is not None else 'max'} {self.period_us}")
+            else:
+                (self.path / "cpu.cfs_quota_us").write_text(str(quota if quota is not None else -1))
+        except OSError as err:
+            raise CpuQuotaError(f"cannot set the quota of {self.path}: {err.strerror or err}") from None
+
     def add(self, pid: int) -> None:
         """Move process `pid` (all its threads) into the group; what it forks from now on is born inside.
         Children it already has stay where they are: add the daemon before it accepts connections."""

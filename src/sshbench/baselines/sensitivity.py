@@ -1,0 +1,211 @@
+"""Why, by experiment (`run --why`): each resource's sensitivity and the verdict drawn from them. Pure.
+
+The experiments (sshbench.why) slow one resource at a time by a known fraction `f` (the client's
+CPU, the server's CPU, the path's rate) in trials interleaved with unthrottled ones, round by round,
+and record each round's pair of rates. Here:
+
+- sensitivity = fractional throughput loss / fractional slow-down = (1 - throttled/unthrottled) / f,
+  the ratio and its 95% CI from statistics.paired_ratio_ci over the rounds (a round's common noise
+  drops out of each pair). 1: the resource is the limit (a 50% slower one costs 50%); 0: headroom.
+- the verdict: a resource whose interval lies wholly at or above HIGH is a limit; one wholly below
+  is headroom; one that straddles it is undecided. One limit: that resource. Two or more: a shared
+  limit. None, with every resource tried shown to have headroom: ssh itself, and on a path with a
+  round trip long enough that the channel window caps one connection (window/RTT near the rate),
+  the window.
+
+The block lives in `result.baselines["why"]` (JSON: `baselines.why`, docs/results-json.md; method in
+docs/why.md). `verdict_for(why, combination)` is what the conclusion (answer.py) reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from sshbench import statistics as stats
+
+SLOWDOWN = 0.5  # each resource is slowed to half: a 50% loss for a resource that is the limit
+HIGH = 0.5  # a sensitivity whose whole 95% interval is at or above this is a limit; wholly below: headroom
+# ... and one whose interval lies above this but reaches below HIGH limits it partly: a process busy part
+# of the time loses only the slack the quota takes (on loopback here the server's CPU read 0.56, 0.35-0.74).
+PARTIAL = 0.2
+WINDOW_FRACTION = 0.8  # throughput >= 80% of window/RTT: the window caps the connection (as bottleneck.py)
+
+RESOURCES = ("client-cpu", "server-cpu", "link", "disk")
+NAMES = {
+    "client-cpu": "the client's CPU",
+    "server-cpu": "the server's CPU",
+    "link": "the link's rate",
+    "disk": "the receiver's disk",
+}
+HELPS = {
+    "client-cpu": "a faster client CPU or a cheaper cipher would help",
+    "server-cpu": "a faster server CPU or a cheaper cipher would help",
+    "link": "a faster network would help; the cipher hardly matters here",
+    "disk": "a faster disk at the receiver (or a sink in memory) would help",
+}
+
+
+def sensitivity(
+    base_by_round: Mapping[int, float], throttled_by_round: Mapping[int, float], slowdown: float
+) -> dict | None:
+    """{"sensitivity", "ci95", "loss", "loss_ci95", "n_pairs", "method"} from the rounds' rates (MiB/s);
+    None without a valid pair."""
+    base = {r: v for r, v in base_by_round.items() if v and v > 0}
+    slow = {r: v for r, v in throttled_by_round.items() if v and v > 0}
+    if not (base.keys() & slow.keys()):
+        return None
+    est = stats.paired_ratio_ci(slow, base)  # throttled / unthrottled, below 1 when the slow-down costs
+    if not all(math.isfinite(x) for x in (est.ratio, est.low, est.high)):
+        return None
+    return {
+        "sensitivity": round((1 - est.ratio) / slowdown, 4),
+        "ci95": [round((1 - est.high) / slowdown, 4), round((1 - est.low) / slowdown, 4)],
+        "loss": round(1 - est.ratio, 4),
+        "loss_ci95": [round(1 - est.high, 4), round(1 - est.low, 4)],
+        "n_pairs": est.n_pairs,
+        "method": est.method,
+        "coverage": round(est.coverage, 4),
+    }
+
+
+def _class(entry: dict) -> str:
+    """ "high", "partial", "headroom" or "undecided" from an entry's interval."""
+    low, high = entry["ci95"]
+    if low >= HIGH:
+        return "high"
+    if low >= PARTIAL:
+        return "partial"
+    if high < HIGH:
+        return "headroom"
+    return "undecided"
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.0f}%"
+
+
+def cost_text(entry: dict, slowdown: float) -> str:
+    """'slowing the client's CPU by 50% cost 48% (40-55%)'."""
+    low, high = entry["loss_ci95"]
+    return (
+        f"slowing {NAMES[entry['resource']]} by {_pct(slowdown)} cost {_pct(entry['loss'])} "
+        f"({low * 100:.0f} to {high * 100:.0f}%)"
+    )
+
+
+def decide(
+    throttles: list[dict], slowdown: float, mib_s: float | None = None, window_mib_s: float | None = None
+) -> dict:
+    """The verdict from one combination's throttle entries (each {"resource", "possible", ...,
+    "sensitivity", "ci95"}): {"kind", "limited_by", "line", "help", "headroom", "undecided"}.
+    `window_mib_s`: channel window / RTT on a path with a delay (None: no delay known)."""
+    measured = [t for t in throttles if t.get("possible") and t.get("sensitivity") is not None]
+    for t in measured:
+        t["class"] = _class(t)
+    high = sorted((t for t in measured if t["class"] == "high"), key=lambda t: -t["sensitivity"])
+    partial = sorted((t for t in measured if t["class"] == "partial"), key=lambda t: -t["sensitivity"])
+    headroom = [t["resource"] for t in measured if t["class"] == "headroom"]
+    undecided = [t["resource"] for t in measured if t["class"] == "undecided"]
+    room = (
+        f"; {_and([NAMES[r] for r in headroom])} {'has' if len(headroom) == 1 else 'have'} headroom" if headroom else ""
+    )
+    out: dict = {
+        "limited_by": [t["resource"] for t in high],
+        "partly": [t["resource"] for t in partial],
+        "headroom": headroom,
+        "undecided": undecided,
+    }
+    if not measured:
+        out.update(kind="not-measured", title="not measured", line="no throttle could be measured", help=None)
+    elif len(high) == 1:
+        t = high[0]
+        out.update(
+            kind=t["resource"],
+            title=NAMES[t["resource"]],
+            line=cost_text(t, slowdown) + room,
+            help=HELPS[t["resource"]],
+        )
+    elif high:
+        names = _and([NAMES[t["resource"]] for t in high])
+        out.update(
+            kind="shared",
+            title=f"{names} together",
+            line="; ".join(cost_text(t, slowdown) for t in high) + room,
+            help=f"{names} limit it together: a faster one alone helps partly",
+        )
+    elif partial:
+        names = _and([NAMES[t["resource"]] for t in partial])
+        out.update(
+            kind="partial",
+            title=f"partly {names}",
+            line="; ".join(cost_text(t, slowdown) for t in partial)
+            + (f"; {_and([NAMES[r] for r in undecided])} undecided" if undecided else "")
+            + room,
+            help=f"{HELPS[partial[0]['resource']]}, in part; the rest goes to ssh itself",
+        )
+    elif undecided:
+        t = max((t for t in measured if t["class"] == "undecided"), key=lambda t: t["sensitivity"])
+        out.update(
+            kind="undecided",
+            title="not decided",
+            line=f"undecided: {cost_text(t, slowdown)}, too noisy to tell a limit from headroom{room}",
+            help="more rounds (--why-rounds) or a quieter machine would tell",
+        )
+    elif window_mib_s and mib_s and mib_s >= WINDOW_FRACTION * window_mib_s:
+        out.update(
+            kind="window",
+            title="the SSH channel window over this round-trip time",
+            line=(
+                f"neither CPU nor the link's rate: {mib_s:.1f} MiB/s is {_pct(mib_s / window_mib_s)} of "
+                f"the channel window / RTT ({window_mib_s:.1f} MiB/s){room}"
+            ),
+            help="a larger channel window (HPN-SSH) or several connections (-P N) would help; the cipher does not",
+        )
+        out["window_mib_s"] = round(window_mib_s, 3)
+    else:
+        out.update(
+            kind="ssh-itself",
+            title="ssh itself (no resource slowed here was the limit)",
+            line=f"no resource slowed here was the limit{room}",
+            help="the time goes to ssh itself (buffering, flow control, copies); a cheaper cipher may still help",
+        )
+    return out
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def verdict_for(why: object, combination: Mapping[str, object]) -> dict | None:
+    """The experiment's verdict for a combination (its JSON fields: cipher, mac, kex, ...), or None."""
+    if not isinstance(why, dict):
+        return None
+    for entry in why.get("combinations") or []:
+        combo = entry.get("combination") or {}
+        if all(combo.get(k) == combination.get(k) for k in combo) and isinstance(entry.get("verdict"), dict):
+            return entry["verdict"]
+    return None
+
+
+def summary_lines(why: object) -> list[str]:
+    """One line per combination experimented on, for the report's baselines table."""
+    if not isinstance(why, dict):
+        return []
+    out = []
+    if why.get("skipped"):
+        out.append(f"not run: {why['skipped']}")
+    for entry in why.get("combinations") or []:
+        parts = []
+        for t in entry.get("throttles") or []:
+            name = t["resource"]
+            if not t.get("possible"):
+                parts.append(f"{name}: not throttled ({t.get('reason')})")
+            elif t.get("sensitivity") is None:
+                parts.append(f"{name}: no valid pair")
+            else:
+                low, high = t["ci95"]
+                parts.append(f"{name} {t['sensitivity']:.2f} ({low:.2f} to {high:.2f})")
+        verdict = entry.get("verdict") or {}
+        out.append(f"{entry.get('label', '?')}: {'; '.join(parts)} -> {verdict.get('kind', '?')}")
+    return out

@@ -1,0 +1,218 @@
+"""`run --why`: slow one resource at a time and measure what it costs (causal, not correlational).
+
+After the measured rounds, for the fastest combination (`--why all`: every row), rounds of one
+unthrottled trial and one trial per possible throttle (why/throttles.py), in a shuffled order
+within each round; each throttled trial is paired with its round's unthrottled one, and
+baselines/sensitivity.py turns the pairs into a sensitivity with a paired 95% CI and the verdict.
+The experiment's trials are not the run's trials (they never enter the ranking); their rates are
+kept in the block, per round. The block goes to `result.baselines["why"]`.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sshbench import summary
+from sshbench.baselines import sensitivity
+from sshbench.cleanup import Cleanup
+from sshbench.errors import RunError
+from sshbench.plan import ScheduledTrial
+from sshbench.results import Combination, RunResult, Trial
+from sshbench.targets.cpu_quota import CpuQuotaError
+from sshbench.why.throttles import Plan, Throttle, plan_for
+
+Measure = Callable[[ScheduledTrial, Callable[[Any], Any]], Trial]
+DEFAULT_ROUNDS = 4  # with 4 pairs the t interval's factor is 3.18; fewer is refused by --why-rounds
+MIN_ROUNDS = 3  # paired_ratio_ci's paired form needs 3 pairs
+WHY_SECONDS = 0.5  # the experiment's trials' data phase at least (the run's may be shorter)
+REPETITION_BASE = 10_000  # the experiment's trials' repetition numbers: never a run's round
+
+
+class _Wrapped:
+    """A target whose clients start under the experiment's prefix and whose before_trial() applies
+    one throttle after the target's own (an emulated link is switched first, then throttled)."""
+
+    def __init__(self, inner: Any, prefix: list[str], throttle: Throttle | None) -> None:
+        self._inner, self._prefix, self._throttle = inner, prefix, throttle
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def returned(self, _target: Any) -> Any:
+        """The runner's `wrap` hook: this wrapper in place of the target it looked up."""
+        return self
+
+    def client_prefix(self) -> list[str]:
+        return [*self._prefix, *self._inner.client_prefix()]
+
+    def before_trial(self, combo: Combination) -> None:
+        self._inner.before_trial(combo)
+        if self._throttle is not None:
+            self._throttle.apply(self._inner, combo)
+
+
+def combinations_to_probe(result: RunResult, mode: str) -> list[Combination]:
+    """`fastest`: the first-ranked row of the first client/server pair (the conclusion's); `all`: every row."""
+    rows = [s for s in summary.summaries(result) if s.median_mib_s is not None and s.rank is not None]
+    if not rows:
+        return []
+    if mode == "all":
+        return [s.combination for s in rows]
+    pair = summary.implementation_pair(rows[0].combination)
+    rows = [s for s in rows if summary.implementation_pair(s.combination) == pair]
+    return [min(rows, key=lambda s: s.rank or 0).combination]
+
+
+def _raw_tcp_median(result: RunResult, link: str) -> float | None:
+    rates = [
+        t.mib_s for t in result.trials if t.kind == "raw-tcp" and t.valid and t.mib_s and t.combination.link == link
+    ]
+    return statistics.median(rates) if rates else None
+
+
+def _window_mib_s(result: RunResult, link: str) -> float | None:
+    links = (result.baselines or {}).get("links") or {}
+    details = links.get(link) if isinstance(links, dict) else None
+    if not isinstance(details, dict) or not details.get("rtt_s") or not details.get("window_bytes"):
+        return None
+    return float(details["window_bytes"]) / (1024 * 1024) / float(details["rtt_s"])
+
+
+def experiment(
+    *,
+    result: RunResult,
+    combo: Combination,
+    target: Any,
+    measure: Measure,
+    cleanup: Cleanup,
+    rounds: int,
+    rng: random.Random,
+    deadline: float | None = None,
+) -> dict:
+    """One combination's experiment: its block entry (throttles with pairs and sensitivities, verdict)."""
+    started = time.monotonic()
+    plan: Plan = plan_for(target, combo, _raw_tcp_median(result, combo.link))
+    ready: list[Throttle] = []
+    for throttle in plan.possible:
+        try:
+            throttle.setup(cleanup)
+            ready.append(throttle)
+        except (CpuQuotaError, RunError, OSError) as err:
+            throttle.teardown()
+            throttle.reason = f"could not be set up: {err}"
+    prefix = [part for t in ready for part in t.prefix()]
+    base: dict[int, float] = {}
+    slow: dict[str, dict[int, float]] = {t.resource: {} for t in ready}
+    invalid: list[str] = []
+    try:
+        # One unthrottled trial first, not counted: the first connection after the server moved into
+        # its group (and its client into ours) ran ~half as fast in a run here (83 vs 170-235 MiB/s).
+        measure(ScheduledTrial(combo, "transfer", REPETITION_BASE - 1, True), _Wrapped(target, prefix, None).returned)
+        for r in range(rounds):
+            if r >= MIN_ROUNDS and deadline is not None and time.monotonic() > deadline:
+                break
+            order: list[Throttle | None] = [None, *ready]
+            rng.shuffle(order)
+            for step in order:
+                item = ScheduledTrial(combo, "transfer", REPETITION_BASE + r, False)
+                wrapped = _Wrapped(target, prefix, step)
+                try:
+                    trial = measure(item, wrapped.returned)
+                finally:
+                    if step is not None:
+                        step.undo(target, combo)
+                rate = trial.mib_s if trial.valid else None
+                if rate:
+                    (base if step is None else slow[step.resource])[r] = rate
+                else:
+                    invalid.append(trial.invalid_reason or "no rate")
+    finally:
+        for throttle in ready:
+            throttle.teardown()
+    entries = []
+    for throttle in plan.throttles:
+        entry = throttle.to_json()
+        if throttle.possible:
+            pairs = slow.get(throttle.resource, {})
+            entry["rounds"] = [
+                {"round": r, "unthrottled_mib_s": round(base[r], 3), "throttled_mib_s": round(pairs[r], 3)}
+                for r in sorted(base.keys() & pairs.keys())
+            ]
+            entry.update(sensitivity.sensitivity(base, pairs, throttle.slowdown) or {"sensitivity": None})
+        entries.append(entry)
+    median = statistics.median(base.values()) if base else None
+    verdict = sensitivity.decide(entries, sensitivity.SLOWDOWN, median, _window_mib_s(result, combo.link))
+    return {
+        "combination": {
+            k: getattr(combo, k)
+            for k in (
+                "cipher",
+                "mac",
+                "kex",
+                "compression",
+                "tool",
+                "direction",
+                "sink",
+                "payload",
+                "server",
+                "client",
+                "link",
+                "streams",
+            )
+        },
+        "label": combo.label,
+        "unthrottled_mib_s": None if median is None else round(median, 3),
+        "throttles": entries,
+        "verdict": verdict,
+        "invalid_trials": invalid,
+        "seconds": round(time.monotonic() - started, 2),
+    }
+
+
+def run_experiments(
+    *,
+    result: RunResult,
+    mode: str,
+    targets: dict[str, Any],
+    primary: Any,
+    measure: Measure,
+    cleanup: Cleanup,
+    rounds: int,
+    seed: int | None,
+    deadline: float | None = None,
+) -> dict:
+    """The `baselines.why` block for the run (mode `fastest` or `all`)."""
+    started = time.monotonic()
+    rng = random.Random((seed or 0) + 25)
+    block: dict = {
+        "mode": mode,
+        "slowdown": sensitivity.SLOWDOWN,
+        "high": sensitivity.HIGH,
+        "rounds": rounds,
+        "method": "paired rounds: (1 - throttled/unthrottled) / slowdown, paired log-t 95% CI (docs/why.md)",
+        "combinations": [],
+    }
+    for combo in combinations_to_probe(result, mode):
+        block["combinations"].append(
+            experiment(
+                result=result,
+                combo=combo,
+                target=targets.get(combo.server, primary),
+                measure=measure,
+                cleanup=cleanup,
+                rounds=rounds,
+                rng=rng,
+                deadline=deadline,
+            )
+        )
+    block["seconds"] = round(time.monotonic() - started, 2)
+    return block
+
+
+def throttle_count(target: Any, combo: Combination) -> int:
+    """How many throttles would run for `combo` on `target` (the budget's reserve)."""
+    return len(plan_for(target, combo, None).possible) if combo is not None else 0
