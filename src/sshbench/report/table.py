@@ -255,8 +255,8 @@ def median_order_line(rows: list[summary.Summary]) -> str | None:
     s, prev = above[0]
     more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
     return (
-        f"order: by the ratio paired by round, so {_short(s.combination.cipher)}'s higher median sits below "
-        f"{_short(prev.combination.cipher)}'s{more}"
+        f"order: by the ratio paired by round, so {_short(s.combination.label)}'s higher median sits below "
+        f"{_short(prev.combination.label)}'s{more}"
     )
 
 
