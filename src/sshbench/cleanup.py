@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Self
 
 from sshbench.errors import Interrupted
+from sshbench.osfiles import atomic_write, process_start_time
+
+__all__ = ["process_start_time"]  # re-exported: the run records' identity (sshbench.osfiles)
 
 TEMP_PREFIX = "sshbench-"
 
@@ -70,20 +73,6 @@ def disk_dir() -> str | None:
     tmpfs, unlike /tmp on some systems), else the system temp dir."""
     path = os.environ.get("SSHBENCH_DISK_DIR") or "/var/tmp"
     return path if os.path.isdir(path) and os.access(path, os.W_OK) else None
-
-
-def process_start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat): with the pid,
-    it identifies a process even after the pid is reused."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
 
 
 def _children_map() -> dict[int, list[int]]:
@@ -153,9 +142,7 @@ class RunRecord:
         return runtime_dir() / f"run-{self.owner_pid}.json"
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.__dict__))
-        tmp.replace(self.path)
+        atomic_write(self.path, json.dumps(self.__dict__))
 
     def remove(self) -> None:
         with contextlib.suppress(FileNotFoundError):

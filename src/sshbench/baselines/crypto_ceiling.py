@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.osfiles import atomic_write
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.units import MIB
 
@@ -254,9 +255,7 @@ class CeilingCache:
         """Best effort: a read-only home only costs a re-measurement next time."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-            tmp.replace(self.path)
+            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
         except OSError:
             pass
 

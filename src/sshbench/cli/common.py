@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from sshbench.errors import RunError, UsageError
+from sshbench.osfiles import atomic_write
 
 DB_HELP = "results database (default $SSHBENCH_DB, else $XDG_DATA_HOME/sshbench/results.db)"
 
@@ -32,16 +33,9 @@ def write_output(text: str | bytes, path: str | None, out: Console) -> None:
         except OSError as err:
             raise RunError(f"cannot write {path}: {err.strerror}") from None
         return
-    tmp = target.with_name(f".{target.name}.tmp")
     try:
-        if isinstance(text, bytes):
-            tmp.write_bytes(text)
-        else:
-            tmp.write_text(text)
-        tmp.replace(target)
+        atomic_write(target, text)
     except OSError as err:
-        if tmp.parent.is_dir():
-            tmp.unlink(missing_ok=True)
         raise RunError(f"cannot write {path}: {err.strerror}") from None
 
 

@@ -60,7 +60,6 @@ from sshbench.links.nshost_state import (
     _record_path,
     _remove_namespace,
     _run,
-    _start_time,
     _tool,
     _unblock_signals,
     find_sshd,
@@ -68,6 +67,7 @@ from sshbench.links.nshost_state import (
     missing_requirement,
     sweep_stale_hosts,
 )
+from sshbench.osfiles import process_start_time
 
 __all__ = [
     "NETNS_DIR",
@@ -207,7 +207,7 @@ class NamespaceHost(Made):
         record = {
             "name": self.name,
             "owner_pid": os.getpid(),
-            "owner_start": _start_time(os.getpid()),
+            "owner_start": process_start_time(os.getpid()),
             "host_if": self.host_if,
             "temp_dir": str(self.dir),
             "address": self.address,

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sshbench import sshd_options
 from sshbench.links.profiles import LINKS, LinkProfile
 from sshbench.links.shaping import netem_args
 from sshbench.links.shaping import tbf_args as profile_tbf_args
@@ -106,28 +107,8 @@ def sshd_config(directory: Path, addresses: list[str], port: int, user: str, ove
     """sshd_config listening on each of `addresses` (the host's own, and its LAN address when it has one)."""
     lines = {
         "Port": str(port),
-        "PidFile": "none",
-        "HostKey": str(directory / "host_key"),
-        "AuthorizedKeysFile": str(directory / "authorized_keys"),
-        "AllowUsers": user,
-        "PermitRootLogin": "prohibit-password",
-        "PubkeyAuthentication": "yes",
-        "PasswordAuthentication": "no",
-        "KbdInteractiveAuthentication": "no",
-        "UsePAM": "no",
-        "StrictModes": "no",  # keys under /tmp fail sshd's ownership checks of the path
-        "PermitUserEnvironment": "no",
-        "PermitUserRC": "no",
-        "X11Forwarding": "no",
-        "AllowAgentForwarding": "no",
-        "PrintMotd": "no",
-        "PrintLastLog": "no",
-        "UseDNS": "no",
-        "MaxStartups": "1000",
-        "MaxSessions": "100",
-        "LoginGraceTime": "30",
-        "Subsystem": "sftp internal-sftp",
-        "LogLevel": "INFO",
+        **sshd_options.base_options(str(directory / "host_key"), str(directory / "authorized_keys"), user),
+        "PermitUserRC": sshd_options.OPTIONAL["PermitUserRC"],  # the system's sshd (9.2 here) knows it
     }
     lines.update(overrides)
     listen = "".join(f"ListenAddress {address}\n" for address in addresses)

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from sshbench.cleanup import Made
 from sshbench.links import nshost_state
 from sshbench.links.nshost_config import NsHostError
-from sshbench.links.nshost_state import NS_PREFIX, RECORD_DIR, _record_path, _remove_namespace, _run, _start_time
+from sshbench.links.nshost_state import NS_PREFIX, RECORD_DIR, _record_path, _remove_namespace, _run
+from sshbench.osfiles import process_start_time
 
 LAN_SUBNET = ipaddress.ip_network("10.254.64.0/24")  # outside nshost.SUBNET_POOL (10.254.128.0/17)
 LAN_IF = "eth1"  # the host's end (names are per namespace)
@@ -58,7 +59,7 @@ class NamespaceLan(Made):
             while f"{NS_PREFIX}{pid}-{number}" in existing:
                 number += 1
             self.name = f"{NS_PREFIX}{pid}-{number}"
-            record = {"name": self.name, "owner_pid": pid, "owner_start": _start_time(pid), "lan": True}
+            record = {"name": self.name, "owner_pid": pid, "owner_start": process_start_time(pid), "lan": True}
             _record_path(self.name).write_text(json.dumps(record) + "\n")
             _run(["ip", "netns", "add", self.name])
         _run(["ip", "-n", self.name, "link", "add", BRIDGE, "type", "bridge"])

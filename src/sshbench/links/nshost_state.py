@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sshbench.links.namespaces import _find_tool
 from sshbench.links.nshost_config import NsHostError
+from sshbench.osfiles import process_start_time
 
 NS_PREFIX = "sshbench-host-"
 _NS_NAME = re.compile(r"^sshbench-host-(\d+)-(\d+)$")
@@ -51,15 +52,6 @@ def _run(argv: list[str], check: bool = True, timeout: float = CMD_TIMEOUT_S) ->
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["?"]
         raise NsHostError(f"{' '.join(argv)} failed: {last[0]}")
     return done
-
-
-def _start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks): with the pid, one process for good."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _alive(pid: int) -> bool:
@@ -159,7 +151,7 @@ def _owner_alive(name: str) -> bool:
         return False
     recorded = _read_record(name).get("owner_start")
     # the pid is alive; if we recorded its start time and it differs, the pid was reused
-    return recorded is None or recorded == _start_time(pid)
+    return recorded is None or recorded == process_start_time(pid)
 
 
 def _remove_namespace(name: str, host_if: str | None = None, temp_dir: str | None = None) -> None:

@@ -17,6 +17,7 @@ from sshbench import __version__, answer, build_answer, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
+from sshbench.osfiles import atomic_write
 from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.security import report_hooks as security_hooks
 from sshbench.settings import RunSettings
@@ -67,12 +68,9 @@ def write(result: RunResult, path: str | os.PathLike[str]) -> None:
         except OSError as err:
             raise RunError(f"cannot write {target}: {err.strerror}") from None
         return
-    tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(to_document(result), indent=2) + "\n")
-        tmp.replace(target)
+        atomic_write(target, json.dumps(to_document(result), indent=2) + "\n")
     except OSError as err:
-        tmp.unlink(missing_ok=True)
         raise RunError(f"cannot write {target}: {err.strerror}") from None
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench.cleanup import Made
+from sshbench.osfiles import process_start_time
 
 PREFIX = "sshbench-cpu-"
 _NAME = re.compile(r"^sshbench-cpu-(\d+)-(\d+)-(\d+)$")
@@ -67,13 +68,6 @@ def data_phase_seconds(fraction: float | None, default: float = 1.0) -> float:
 
 class CpuQuotaError(RuntimeError):
     """The cgroup could not be made or used (one line)."""
-
-
-def _start_time(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -168,7 +162,7 @@ def sweep_stale() -> list[str]:
         m = _NAME.match(group.name)
         if not m or not group.is_dir():
             continue
-        if _start_time(int(m.group(1))) == int(m.group(2)):
+        if process_start_time(int(m.group(1))) == int(m.group(2)):
             continue  # its owner is alive
         with contextlib.suppress(CpuQuotaError):
             _remove_group(group, base, kill=True)
@@ -206,7 +200,7 @@ class CpuQuota(Made):
         self.version, self._base = found
         pid = os.getpid()
         _counter += 1
-        self.path = self._base / f"{PREFIX}{pid}-{_start_time(pid) or 0}-{_counter}"
+        self.path = self._base / f"{PREFIX}{pid}-{process_start_time(pid) or 0}-{_counter}"
         try:
             if self.version == "v2":
                 control = self._base / "cgroup.subtree_control"

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sshbench import builds
+from sshbench import builds, sshd_options
 from sshbench.algorithms import (
     ServerAlgorithms,
     client_algorithms,
@@ -32,10 +32,7 @@ SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd")
 INSTALL_HINT = "install it: apt-get install openssh-server (or pass --sshd PATH)"
 
 # Options that only some sshd versions know: dropped when `sshd -t` rejects them.
-OPTIONAL_OPTIONS = {
-    "PerSourcePenalties": "no",  # 9.8+: would throttle a benchmark's many connections
-    "PermitUserRC": "no",  # never run the user's ~/.ssh/rc
-}
+OPTIONAL_OPTIONS = sshd_options.OPTIONAL
 
 
 def find_sshd(explicit: str | None) -> str:
@@ -169,28 +166,8 @@ class PrivateOpenSSH(LocalServer):
         lines = {
             "ListenAddress": self.listen_address,
             "Port": str(self.port),
-            "PidFile": "none",  # the compiled default would clobber the system's /run/sshd.pid
-            "HostKey": str(self.dir / "host_key"),
-            "AuthorizedKeysFile": str(self.dir / "authorized_keys"),
-            "AllowUsers": self.user,
-            "PermitRootLogin": "prohibit-password",
-            "PubkeyAuthentication": "yes",
-            "PasswordAuthentication": "no",
-            "KbdInteractiveAuthentication": "no",
-            "UsePAM": "no",
-            "StrictModes": "no",  # keys live under /tmp, which fails sshd's ownership checks
-            "PermitUserEnvironment": "no",
-            "X11Forwarding": "no",
-            "AllowAgentForwarding": "no",
-            "PrintMotd": "no",
-            "PrintLastLog": "no",
-            "UseDNS": "no",
-            "MaxStartups": "1000",
-            "MaxSessions": "100",
-            "LoginGraceTime": "30",
+            **sshd_options.base_options(str(self.dir / "host_key"), str(self.dir / "authorized_keys"), self.user),
             "Compression": "yes",
-            "Subsystem": "sftp internal-sftp",
-            "LogLevel": "INFO",
             # Everything the client can speak; the server's own lists then come from `sshd -T`.
             "Ciphers": ",".join(offer["Ciphers"]),
             "MACs": ",".join(offer["MACs"]),

@@ -20,7 +20,8 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from sshbench.cleanup import process_start_time, runtime_dir
+from sshbench.cleanup import runtime_dir
+from sshbench.osfiles import atomic_write, process_start_time
 
 BASES = ("/dev/shm", "/var/tmp", "/tmp")
 _SAFE = re.compile(r"^/(dev/shm|var/tmp|tmp)/sshbench-[0-9a-f]{12}$")
@@ -51,9 +52,7 @@ class RemoteRecord:
                 self.path.unlink()
             return
         data = {"owner_pid": self.owner_pid, "owner_start": self.owner_start, "host": self.host, "paths": self.paths}
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(self.path)
+        atomic_write(self.path, json.dumps(data))
 
     def add(self, paths: list[str]) -> None:
         self.paths += [p for p in paths if p not in self.paths]
