@@ -9,13 +9,17 @@ Each case is one /bin/sh run (tens of milliseconds)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from sshbench.fleet.playbook import PLAYBOOK_DIR
+from sshbench.links import nshost, nshost_config
+from sshbench.links.nshost import NamespaceHost
 
 PROBE = PLAYBOOK_DIR / "roles" / "sshbench" / "files" / "find_python.sh"
 TAG = "python 3.11 x86_64"
@@ -149,3 +153,53 @@ def test_no_python_that_works_is_one_line_naming_each_candidate(tmp_path):
         f"python3.13 ({shims}/python3.13): exit 127: pyenv: python3.13: command not found",
     ):
         assert said in line, line
+
+
+ANSIBLE_REASON = nshost.missing_requirement() or (
+    None if (Path(sys.executable).parent / "ansible-playbook").exists() else "ansible-core is not installed"
+)
+
+
+@pytest.mark.skipif(ANSIBLE_REASON is not None, reason=ANSIBLE_REASON or "")
+def test_the_role_sets_the_interpreter_it_found_unless_the_inventory_names_one(tmp_path):
+    """The role's python tasks through the real ansible-playbook (~4 s), on a namespace host whose PATH
+    starts with a broken python3.13: a module runs afterwards on each inventory entry; the one that names
+    its interpreter keeps it."""
+    from sshbench.fleet.playbook import ansible_env, find_ansible_playbook
+
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    play = tmp_path / "python.yml"
+    play.write_text(
+        "- hosts: all\n"
+        "  gather_facts: false\n"
+        "  tasks:\n"
+        "    - ansible.builtin.import_role: {name: sshbench, tasks_from: python}\n"
+        "    - ansible.builtin.command: 'true'\n"
+        "    - ansible.builtin.debug: {msg: 'interpreter={{ ansible_python_interpreter }}'}\n"
+    )
+    with NamespaceHost(sshd_options=nshost_config.broken_shim(shims)) as host:
+        inventory = tmp_path / "hosts.ini"
+        inventory.write_text(
+            "[bench]\n"
+            + host.inventory_line("plain")
+            + host.inventory_line("named", ansible_python_interpreter=sys.executable)
+        )
+        env = {
+            **ansible_env(tmp_path, 2),
+            "ANSIBLE_STDOUT_CALLBACK": "default",
+            "ANSIBLE_ROLES_PATH": str(PLAYBOOK_DIR / "roles"),
+        }
+        env["ANSIBLE_SSH_COMMON_ARGS"] = f"-o UserKnownHostsFile={host.known_hosts} -o GlobalKnownHostsFile=/dev/null"
+        done = subprocess.run(
+            [find_ansible_playbook(), "-i", str(inventory), str(play)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = dict(re.findall(r'ok: \[(\w+)\] => \{\s*"msg": "interpreter=([^"]+)"', done.stdout))
+    assert said["named"] == sys.executable, done.stdout
+    assert said["plain"] and str(shims) not in said["plain"] and "python3.13" not in said["plain"], done.stdout
