@@ -7,7 +7,8 @@ the figures of a closing note: each progress line with its time since the start,
 
 Arguments go to `sshbench fleet` after `-i INVENTORY`. Root only (namespaces); needs ansible-core. The store,
 inventory and the hosts' working directories live in a temp dir removed at the end; the dependency
-wheels are cached where the fleet tests cache them (~/.cache/sshbench-tests).
+wheels are cached where the fleet tests cache them (~/.cache/sshbench-tests). The inventory is a plain one (address, user, key file;
+no ansible_python_interpreter) and every host has a broken pyenv-style `python3.13` first on its PATH.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from sshbench.links import nshost_config
 from sshbench.links.nshost import NamespaceHost, NamespaceLan
 
 NAMES = ("web1", "web2", "db1")
@@ -45,17 +47,31 @@ def main(fleet_args: list[str]) -> int:
     try:
         with contextlib.ExitStack() as stack:
             lan = stack.enter_context(NamespaceLan())
-            hosts = {name: stack.enter_context(NamespaceHost(lan=lan)) for name in NAMES}
-            inventory = base / "inventory.ini"
+            # every host as people have them: a broken pyenv-style python3.13 first on its sessions' PATH
+            shims = base / "shims"
+            shims.mkdir()
+            path_first = nshost_config.broken_shim(shims)
+            hosts = {name: stack.enter_context(NamespaceHost(lan=lan, sshd_options=path_first)) for name in NAMES}
+            # a plain inventory (address, user, key file; no ansible_python_interpreter), the host keys in a
+            # known_hosts file as a user's ~/.ssh/known_hosts holds them
+            known_hosts = base / "known_hosts"
+            known_hosts.write_text("".join(Path(str(h.known_hosts)).read_text() for h in hosts.values()))
+            env["ANSIBLE_SSH_COMMON_ARGS"] = f"-o UserKnownHostsFile={known_hosts} -o GlobalKnownHostsFile=/dev/null"
+            inventory = base / "hosts.ini"
             inventory.write_text(
                 "[bench]\n"
                 + "".join(
-                    f"{name} ansible_host={h.alias} ansible_user={h.user} ansible_python_interpreter={sys.executable}"
-                    f" ansible_ssh_common_args='-F {h.ssh_config}' sshbench_work_base={work}"
-                    f" sshbench_pair_address={h.lan_address} sshbench_authorized_keys_file={h.dir}/authorized_keys\n"
+                    h.inventory_line(
+                        name,
+                        sshbench_work_base=work,
+                        sshbench_pair_address=h.lan_address,
+                        sshbench_authorized_keys_file=f"{h.dir}/authorized_keys",
+                    )
                     for name, h in hosts.items()
                 )
             )
+            print(f"$ cat hosts.ini\n{inventory.read_text()}")
+            print(f"each host's PATH starts with {shims} (python3.13 there exits 127, as a pyenv shim does)\n")
             keys = {name: (Path(str(h.dir)) / "authorized_keys").read_text() for name, h in hosts.items()}
             started = time.monotonic()
             proc = subprocess.Popen(

@@ -25,11 +25,12 @@ class Ratio:
     low: float  # the 95% confidence interval
     high: float
     decision: stats.Decision  # ordered (faster or slower), tied, or undecided
+    lower_is_faster: bool = False  # a ratio of latencies (compare_latency): below 1 is faster
 
     @property
     def verdict(self) -> str:
         if self.decision == "ordered":
-            return "faster" if self.value > 1 else "slower"
+            return "faster" if (self.value < 1) == self.lower_is_faster else "slower"
         return self.decision
 
     @property
@@ -144,7 +145,7 @@ def only_in_lines(comparison: Comparison) -> list[str]:
     ]
 
 
-def header_lines(comparison: Comparison) -> list[str]:
+def header_lines(comparison: Comparison | LatencyComparison) -> list[str]:
     return [
         f"run {r.label}: {r.hostname or '?'} ({r.cpu_model or '?'}), client {r.client_ssh_version or '?'}, "
         f"server {r.server_ssh_version or '?'}, {r.target or '?'}"
@@ -239,3 +240,86 @@ def host_header_lines(comparison: HostComparison) -> list[str]:
         f"{h.ssh_version or '?'}, {h.crypto_library or '?'}"
         for h in comparison.hosts
     ]
+
+
+# --- latency runs: `sshbench compare` of two `sshbench latency` runs ---------------------------------
+
+
+@dataclass
+class LatencyRow:
+    cipher: str
+    link: str
+    echo_median_us: list[float | None]  # per run
+    ratios: list[Ratio | None]  # runs[1:] against runs[0], of the keystroke round trips: below 1 is faster
+    connect_median_ms: list[float | None]
+
+    @property
+    def label(self) -> str:
+        return self.cipher if self.link in ("loopback", "direct") else f"{self.cipher} [link {self.link}]"
+
+
+@dataclass
+class LatencyComparison:
+    runs: list[RunHeader]
+    rows: list[LatencyRow]  # (cipher, link) present in at least two runs
+    only_in: dict[str, list[str]] = field(default_factory=dict)  # run label -> row labels only it has
+
+
+def _latency_header(document: dict, label: str) -> RunHeader:
+    env = document.get("environment") or {}
+    return RunHeader(
+        label=label,
+        hostname=env.get("hostname"),
+        cpu_model=env.get("cpu_model"),
+        client_ssh_version=env.get("client_ssh_version"),
+        server_ssh_version=env.get("server_ssh_version"),
+        target=env.get("target") or (document.get("target") or {}).get("label"),
+    )
+
+
+def latency_ratio(run_rtts: Sequence[float], baseline_rtts: Sequence[float]) -> Ratio | None:
+    """run / baseline of the echo round trips (every keystroke of each; None when one has none), with
+    the same interval and decision as throughput ratios (Welch on the logs, the default tie margin)."""
+    run = [v for v in run_rtts if v > 0]
+    base = [v for v in baseline_rtts if v > 0]
+    if not run or not base:
+        return None
+    estimate = stats.welch_log_ratio_ci(run, base)
+    return Ratio(estimate.ratio, estimate.low, estimate.high, stats.compare_pair(estimate), lower_is_faster=True)
+
+
+def compare_latency(documents: list[dict], labels: list[str]) -> LatencyComparison:
+    """Latency documents (store.latency_runs.load) side by side; the first is the baseline."""
+
+    def rows_of(document: dict) -> dict[tuple[str, str], dict]:
+        return {
+            (str(row.get("cipher")), str(row.get("link"))): row
+            for row in document.get("results") or []
+            if isinstance(row, dict) and (row.get("echo") or {}).get("n")
+        }
+
+    per_run = [rows_of(d) for d in documents]
+    order: list[tuple[str, str]] = []
+    for rows in per_run:
+        order.extend(key for key in rows if key not in order)
+    compared: list[LatencyRow] = []
+    only_in: dict[str, list[str]] = {}
+    for key in order:
+        present = [i for i, rows in enumerate(per_run) if key in rows]
+        row = LatencyRow(key[0], key[1], [], [], [])
+        if len(present) == 1:
+            only_in.setdefault(labels[present[0]], []).append(row.label)
+            continue
+        base = per_run[0].get(key)
+        for index, rows in enumerate(per_run):
+            this = rows.get(key)
+            row.echo_median_us.append((this.get("echo") or {}).get("median_us") if this else None)
+            row.connect_median_ms.append((this.get("connect") or {}).get("median_ms") if this else None)
+            if index > 0:
+                row.ratios.append(
+                    latency_ratio(this.get("rtts_us") or [], base.get("rtts_us") or []) if this and base else None
+                )
+        compared.append(row)
+    return LatencyComparison(
+        runs=[_latency_header(d, label) for d, label in zip(documents, labels)], rows=compared, only_in=only_in
+    )

@@ -276,6 +276,18 @@ def target_key(server: str, sshd_build: str = "") -> str:
     return f"{server}@{sshd_build}" if sshd_build else server
 
 
+def _note_idle_mac_options(
+    settings: RunSettings, ciphers: list[str], aead_ciphers: set[str], notices: list[str]
+) -> None:
+    """A MAC option that changes nothing because every selected cipher is AEAD (its own integrity): said once."""
+    if not ciphers or not all(c in aead_ciphers for c in ciphers):
+        return
+    if settings.macs:
+        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --macs has no effect")
+    elif settings.full:
+        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --full sweeps no MACs")
+
+
 def plan_matrix(
     targets: dict[str, Target],
     tools: dict[str, TransferTool],
@@ -315,6 +327,7 @@ def plan_matrix(
             errors.append(err)
             notices.append(f"{pair_name}: {err}")
             continue
+        _note_idle_mac_options(s, ciphers, client.aead_ciphers, notices)
         for tool in tools.values():
             if client_name != "openssh" and (client_name, tool.name) not in TOOLS:
                 # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
@@ -330,6 +343,17 @@ def plan_matrix(
                 if notice not in notices:
                     notices.append(notice)
             tool_ciphers, tool_macs, tool_kexes, tool_client = ciphers, macs, kexes, client_name
+            compressions = s.compressions()
+            if not tool.compresses and compressions != [NO_COMPRESSION]:
+                # its zlib rows would be uncompressed ones under another name (refused up front when it is the
+                # only tool and --compression on: cli/run_notices.py)
+                compressions = [c for c in compressions if c == NO_COMPRESSION]
+                _notice_once(
+                    notices,
+                    f"{tool.name} cannot compress (its SSH client has no zlib): its --compression rows are left out",
+                )
+                if not compressions:
+                    continue
             if tool.client_name is not None:  # rclone: its own SSH client, ranked apart from OpenSSH's
                 tool_client = tool.client_name
                 if not tool.pins:
@@ -356,7 +380,7 @@ def plan_matrix(
                     set_macs,
                     set_kexes,
                     client.aead_ciphers | {UNPINNED},
-                    compression=s.compressions(),
+                    compression=compressions,
                     tool=tool.name,
                     direction=s.directions(),
                     sink=sinks,

@@ -122,6 +122,10 @@ class RunSettings:
         if self.ssh_config and self.host is None:
             raise UsageError("--ssh-config applies to a remote HOST; the private sshd never reads ssh_config")
         self.check_builds()
+        if self.sshd and self.host is not None:
+            raise UsageError("--sshd is the binary of the private sshd started here; a HOST's sshd is its own")
+        if self.verify and all(sink == "null" for sink in self.sinks()):
+            raise UsageError("--verify checks what arrived in a file: --sink null keeps nothing (add --sink tmpfs)")
         self.directions()
         for sink in self.sinks():
             if sink not in SINKS:

@@ -1,10 +1,15 @@
 """`sshbench fleet` for real: three namespace hosts (each its own network namespace, address and sshd on
 port 22, all three on one bridged LAN of namespaces) in one Ansible inventory, driven by the real
-`ansible-playbook`. One module-scoped scenario (the suite's time budget) that every test reads:
+`ansible-playbook`. The hosts are as people have them: the inventory is a plain one (address, user, key
+file; no ansible_python_interpreter: their host keys are in a known_hosts file, as ~/.ssh/known_hosts
+holds them), and a pyenv-style shim of an unselected python3.13 (exits 127) comes first on every host's
+PATH, which breaks Ansible's own interpreter discovery. One module-scoped scenario (the suite's time
+budget) that every test reads:
 
-1. a fleet run with one pair (web1 benchmarks web2's sshd over the LAN) in which the third host becomes
-   unreachable (its sshd stopped) right after its check;
-2. its sshd back, `fleet --resume` runs only that host.
+1. a fleet run with one pair (web1 benchmarks web2's sshd over the LAN) in which the third host dies while
+   it benchmarks (everything in its namespace killed, its sshd included);
+2. its sshd back, `fleet --resume` runs only that host;
+3. a fleet run of a host that is unreachable from the start.
 
 Root only (namespaces); skipped with the reason otherwise, or without ansible-core."""
 
@@ -19,6 +24,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -26,7 +32,7 @@ import pytest
 
 from conftest import run_cli, sshbench_argv
 from sshbench.cli.main import main
-from sshbench.links import nshost
+from sshbench.links import nshost, nshost_config
 from sshbench.links.nshost import NamespaceHost, NamespaceLan
 from sshbench.store import open_store
 
@@ -38,10 +44,9 @@ REASON = nshost.missing_requirement() or (
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 NAMES = ("web1", "web2", "db1")  # inventory names, not the ssh aliases: the label must be the inventory's
-LOST = "db1"
+LOST = "db1"  # dies while it benchmarks
 PAIR = "web1->web2"
-RUN_OPTIONS = ["--ciphers", "aes128-gcm@openssh.com,aes128-ctr", "--size", "2M", "--runs", "2", "--warmup", "0"]
-RUN_OPTIONS += ["--no-baselines"]
+RUN_OPTIONS = ["--ciphers", "aes128-gcm@openssh.com", "--size", "2M", "--runs", "2", "--warmup", "0", "--no-baselines"]
 
 
 def _start_sshd_again(host: NamespaceHost) -> None:
@@ -100,6 +105,53 @@ def _fleet(env: dict, *args: str, on_line=None, timeout: float = 600) -> tuple[i
     return rc, out, "".join(err_lines), time.monotonic() - started
 
 
+def _namespace_pids(host: NamespaceHost) -> list[int]:
+    done = subprocess.run(["ip", "netns", "pids", host.name], capture_output=True, text=True, timeout=10)
+    return [int(pid) for pid in done.stdout.split()]
+
+
+def _kill_host_when_it_benchmarks(host: NamespaceHost, killed: dict) -> None:
+    """Wait (bounded) for `sshbench run` in the host's namespace, then kill everything there, its sshd
+    included: the host is gone as if switched off, in the middle of its benchmark."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not killed:
+        for pid in _namespace_pids(host):
+            with contextlib.suppress(OSError):
+                if b"sshbench\0run" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    killed["benchmark_pid"] = pid
+        if killed:
+            break
+        time.sleep(0.1)  # bounded poll of the namespace's processes
+    for _ in range(50):  # a process forked meanwhile is killed by the next pass
+        pids = _namespace_pids(host)
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    if host.sshd is not None:
+        host.sshd.wait(timeout=10)
+
+
+def plain_inventory(path: Path, hosts: dict[str, NamespaceHost], work_base: Path) -> Path:
+    """An inventory as users write it (nshost.inventory_line), with the fleet's own variables for these
+    hosts: their shared filesystem's working base, the LAN address and the sshd's AuthorizedKeysFile."""
+    path.write_text(
+        "[bench]\n"
+        + "".join(
+            h.inventory_line(
+                name,
+                sshbench_work_base=work_base,
+                sshbench_pair_address=h.lan_address,
+                sshbench_authorized_keys_file=f"{h.dir}/authorized_keys",
+            )
+            for name, h in hosts.items()
+        )
+    )
+    return path
+
+
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
     base = tmp_path_factory.mktemp("fleet")
@@ -117,49 +169,63 @@ def scenario(tmp_path_factory):
     (base / "control-tmp").mkdir()
     work_base = base / "hosts"  # the hosts' working directories (they share this filesystem)
     work_base.mkdir()
+    shims = base / "shims"
+    shims.mkdir()
     with contextlib.ExitStack() as stack:
         lan = stack.enter_context(NamespaceLan())
-        hosts = {name: stack.enter_context(NamespaceHost(lan=lan)) for name in NAMES}
-        # a pair's target authorizes the throwaway key in its sshd's own AuthorizedKeysFile (not ~/.ssh)
-        inventory = base / "inventory.ini"
-        inventory.write_text(
-            "[bench]\n"
-            + "".join(
-                f"{name} ansible_host={h.alias} ansible_user={h.user} ansible_python_interpreter={sys.executable}"
-                f" ansible_ssh_common_args='-F {h.ssh_config}' sshbench_work_base={work_base}"
-                f" sshbench_pair_address={h.lan_address} sshbench_authorized_keys_file={h.dir}/authorized_keys\n"
-                for name, h in hosts.items()
-            )
+        path_first = nshost_config.broken_shim(shims)  # python3.13 first on each host's PATH, exit 127
+        hosts = {name: stack.enter_context(NamespaceHost(lan=lan, sshd_options=path_first)) for name in NAMES}
+        # the hosts' keys where ssh reads them, as a user's ~/.ssh/known_hosts has them (not in the inventory)
+        known_hosts = base / "known_hosts"
+        known_hosts.write_text("".join(Path(str(h.known_hosts)).read_text() for h in hosts.values()))
+        env["ANSIBLE_SSH_COMMON_ARGS"] = f"-o UserKnownHostsFile={known_hosts} -o GlobalKnownHostsFile=/dev/null"
+        inventory = plain_inventory(base / "hosts.ini", hosts, work_base)
+        shim_on_host = subprocess.run(
+            [*hosts["web2"].ssh_argv(), "command -v python3.13; python3.13 -V"], capture_output=True, text=True
         )
         lost = hosts[LOST]
         target = hosts[PAIR.split("->")[1]]
         assert target.dir is not None
         authorized_before = (target.dir / "authorized_keys").read_text()
+        killed: dict = {}
+        killers: list[threading.Thread] = []
 
         def lose_host(line: str) -> None:
-            if f"fleet: {LOST}: checked" in line and lost.sshd is not None:
-                lost.sshd.send_signal(signal.SIGTERM)  # new connections refused; sessions already open go on
-                lost.sshd.wait(timeout=10)
+            if f"fleet: {LOST}: installed" in line and not killers:
+                killers.append(threading.Thread(target=_kill_host_when_it_benchmarks, args=(lost, killed)))
+                killers[0].start()
 
         first = _fleet(
             env, "-i", str(inventory), "--pairs", PAIR.replace("->", ":"), "--", *RUN_OPTIONS, on_line=lose_host
         )
+        for killer in killers:
+            killer.join(timeout=150)
         left_on_lost = sorted(p.name for p in work_base.iterdir())
         authorized_after = (target.dir / "authorized_keys").read_text()
         _start_sshd_again(lost)
         resumed = _fleet(env, "-i", str(inventory), "--resume")
-        in_namespaces = {
-            name: subprocess.run(["ip", "netns", "pids", h.name], capture_output=True, text=True).stdout.split()
-            for name, h in hosts.items()
-        }
+        # a host that is down from the start: nothing answers at its address and port (inside web1's namespace)
+        web1 = hosts["web1"]
+        assert web1.identity is not None
+        down = base / "down.ini"
+        down.write_text(
+            "[bench]\n" + nshost_config.inventory_line("gone", web1.address, web1.user, web1.identity, ansible_port=9)
+        )
+        unreachable = _fleet(env, "-i", str(down), "--", *RUN_OPTIONS)
+        in_namespaces = {name: _namespace_pids(h) for name, h in hosts.items()}
         yield {
             "env": env,
             "first": first,
+            "killed": killed,
             "resumed": resumed,
+            "unreachable": unreachable,
             "left_on_lost": left_on_lost,
             "work_base": work_base,
             "in_namespaces": in_namespaces,
             "hosts": hosts,
+            "inventory": inventory,
+            "shims": shims,
+            "shim_on_host": shim_on_host,
             "db": base / "results.db",
             "authorized": (authorized_before, authorized_after),
         }
@@ -170,19 +236,61 @@ def _stored(db: Path) -> list[tuple]:
         return con.execute("SELECT id, label, fleet_id, status FROM runs ORDER BY id").fetchall()
 
 
-def test_an_unreachable_host_is_reported_and_the_others_kept(scenario):
+def test_the_hosts_break_ansibles_own_interpreter_discovery(scenario, tmp_path):
+    """The user's failure, reproduced on these hosts: without the role's probe, every module fails."""
+    from sshbench.fleet.playbook import ansible_env, find_ansible_playbook
+
+    # the shim is really first on the hosts' PATH, and really fails
+    shim = scenario["shim_on_host"]
+    assert shim.returncode == 127 and "pyenv: python3.13: command not found" in shim.stderr, shim
+    assert shim.stdout.split()[0].endswith("/python3.13")
+    ansible = str(Path(find_ansible_playbook()).with_name("ansible"))
+    env = {**ansible_env(tmp_path, 3), "ANSIBLE_STDOUT_CALLBACK": "default"}
+    env["ANSIBLE_SSH_COMMON_ARGS"] = scenario["env"]["ANSIBLE_SSH_COMMON_ARGS"]
+    done = subprocess.run(
+        [ansible, "-i", str(scenario["inventory"]), "web2", "-m", "ansible.builtin.command", "-a", "true"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode != 0, done.stdout
+    assert "Module result deserialization failed" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_each_host_runs_on_a_python_found_by_running_it(scenario):
     rc, out, err, wall = scenario["first"]
-    print(f"first fleet run: {wall:.1f} s\n{err}")
+    found = dict(line.removeprefix("fleet: ").split(": python ", 1) for line in err.splitlines() if ": python " in line)
+    assert sorted(found) == sorted(NAMES), err
+    for name, line in found.items():
+        assert str(scenario["shims"]) not in line and " (python 3." in line, (name, line)
+
+
+def test_a_host_that_dies_while_it_benchmarks_is_reported_with_its_stage_and_the_others_kept(scenario):
+    rc, out, err, wall = scenario["first"]
+    print(f"first fleet run: {wall:.1f} s\n{err}\n{out}")
+    assert scenario["killed"], "the lost host's benchmark was never seen running"
     assert rc == 1, err
-    assert f"fleet: {LOST}: unreachable" in err, err
+    assert f"fleet: {LOST}: unreachable: run: " in err, err
     lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
-    assert "unreachable" in lines[LOST] and "run " not in lines[LOST]
+    assert "unreachable" in lines[LOST] and "run " not in lines[LOST].split(":")[0] and ": run: " in lines[LOST]
     for name in NAMES:
         if name != LOST:
             assert " ok " in lines[name] and "run " in lines[name], out
-    # what an unreachable host keeps: its working directory, until the next run reaches it; the report says where
+    # what a lost host keeps: its working directory, until the next run reaches it; the report says where
     assert scenario["left_on_lost"] == [f"sshbench-fleet-{LOST}"]
     assert f"may still hold {scenario['work_base']}/sshbench-fleet-{LOST}" in lines[LOST], out
+
+
+def test_a_host_unreachable_from_the_start_is_one_line_and_stores_nothing(scenario):
+    rc, out, err, wall = scenario["unreachable"]
+    print(f"unreachable fleet run: {wall:.1f} s\n{err}\n{out}")
+    assert rc == 1, err
+    (line,) = [line for line in err.splitlines() if line.startswith("fleet: gone: ")]
+    assert line.startswith("fleet: gone: unreachable: python: ") and "Connection refused" in line, line
+    assert "fleet run 2: 0 of 1 hosts stored" in out and "may still hold" not in out
+    assert "gone" not in {label for _, label, _, _ in _stored(scenario["db"])}
 
 
 def test_resume_runs_only_the_missing_host(scenario):
@@ -209,7 +317,7 @@ def test_every_host_result_is_in_the_store_labelled_and_tagged(scenario):
         for run_id, label, _, _ in runs:
             result = store.load_result(run_id)
             transfers = [t for t in result.trials if t.kind == "transfer" and not t.warmup]
-            assert len(transfers) == 4 and all(t.valid for t in transfers), label
+            assert len(transfers) == 2 and all(t.valid for t in transfers), label
             assert result.target.get("kind") == "private" or "private" in str(result.environment.get("target"))
 
 

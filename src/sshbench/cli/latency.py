@@ -1,6 +1,7 @@
 """`sshbench latency [HOST]`: per cipher, the round trip of single keystrokes echoed by a remote `cat`
 (sshping's echo test, sshbench.latency) and the connect-time distribution, on the private sshd (default),
-an emulated link (`--link`) or a HOST."""
+an emulated link (`--link`) or a HOST. Each run is recorded in the results store as a latency run
+(store/latency_runs.py: `runs`, `report`, `export`, `import` and `compare` read it); --json also writes it."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ import time
 from types import SimpleNamespace
 
 from rich.console import Console
-from rich.table import Table
 
-from sshbench import latency
+from sshbench import __version__, environment, latency
 from sshbench.algorithms.select import select
 from sshbench.cleanup import Cleanup, signals_raise
-from sshbench.cli.common import check_writable, write_output
-from sshbench.errors import RunError, UsageError
+from sshbench.cli.common import add_db_option, check_writable, write_output
+from sshbench.errors import Interrupted, RunError, UsageError
 from sshbench.leftovers import clean_leftovers
+from sshbench.report.latency import render_table
 from sshbench.settings import RunSettings
+from sshbench.store import latency_runs, open_store
+from sshbench.store.sqlite import Store
 from sshbench.targets import make_target
 from sshbench.targets.base import Target
 
@@ -46,6 +49,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
     p.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per echo test (default 120)")
+    add_db_option(p)
     p.set_defaults(handler=cmd_latency)
 
 
@@ -74,14 +78,20 @@ def _ssh_argv(target: Target, ssh: str, cipher: str, kex: str | None) -> list[st
     return [ssh, *target.client_options(), *algorithms, *target.destination()]
 
 
-def measure(settings: RunSettings, args: argparse.Namespace, err: Console) -> dict:
-    """Start the target, then per link and cipher: echo test and connect times. The JSON document."""
+def measure(settings: RunSettings, args: argparse.Namespace, err: Console, store: Store | None = None) -> dict:
+    """Start the target, then per link and cipher: echo test and connect times. The JSON document; with a
+    store, the run is recorded there once it starts measuring, each row as it is measured."""
     removed = clean_leftovers()
     if removed:
         err.print(f"sshbench: removed leftovers of an earlier run that was killed: {', '.join(removed)}")
     document: dict = {
-        "command": "latency",
+        "command": latency_runs.COMMAND,
+        "schema_version": latency_runs.SCHEMA_VERSION,
+        "sshbench_version": __version__,
+        "status": "running",
+        "error": None,
         "started_at": time.time(),
+        "finished_at": None,
         "settings": {
             "host": settings.host,
             "ciphers": args.ciphers,
@@ -91,9 +101,12 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console) -> di
             "link": settings.link,
             "ssh_config": settings.ssh_config,
         },
+        "environment": {},
+        "target": {},
         "results": [],
     }
     cleanup = Cleanup()
+    run_id: int | None = None
     with signals_raise():
         try:
             target = make_target(settings)
@@ -103,6 +116,13 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console) -> di
             if args.kex:
                 select("kex", args.kex, client, server, target.label)
             document["target"] = target.describe()
+            document["environment"] = {
+                **environment.collect(settings.ssh),
+                "server_ssh_version": document["target"].get("server_version"),
+                "target": target.label,
+            }
+            if store is not None:  # measuring from here on: the run's row (a refused run stores nothing)
+                run_id = latency_runs.create(store, document)
             links = [p.name for p in settings.link_profiles()]
             for link in links:
                 target.before_trial(SimpleNamespace(link=link))
@@ -110,9 +130,20 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console) -> di
                 shown = "direct" if settings.host else link  # a HOST: the real path, no emulated link
                 for cipher in ciphers:
                     document["results"].append(_one(target, settings.ssh, cipher, shown, details, args, err))
+                    if store is not None and run_id is not None:
+                        latency_runs.update(store, run_id, document)
+            document["status"] = "complete"
+        except BaseException as stop:
+            stopped = isinstance(stop, (KeyboardInterrupt, Interrupted))
+            document["status"] = "interrupted" if stopped else "failed"
+            document["error"] = "interrupted" if stopped else (str(stop) or type(stop).__name__)
+            raise
         finally:
             cleanup.close()
-    document["finished_at"] = time.time()
+            document["finished_at"] = time.time()
+            if store is not None and run_id is not None:
+                latency_runs.update(store, run_id, document, finished=True)
+                err.print(f"sshbench: stored as run {run_id} in {store.path}", markup=False, highlight=False)
     return document
 
 
@@ -127,59 +158,27 @@ def _one(
         row["echo"] = echo.summary()
         row["setup_s"] = echo.setup_s
         row["error"] = echo.error
+        row["rtts_us"] = [round(rtt, 1) for rtt in echo.rtts_us]  # every keystroke: what compare's intervals use
         connects = latency.measure_connect([*prefix, *argv], n=args.connects, env=env) if args.connects else []
         row["connect"] = connect_summary(connects)
+        row["connect_ms"] = [round(t * 1000, 3) for t in connects]
     except latency.EchoError as e:
         row.setdefault("echo", latency.summarise_echo([]))
         row.setdefault("connect", connect_summary([]))
+        row.setdefault("rtts_us", [])
+        row.setdefault("connect_ms", [])
         row["error"] = str(e)
     if row["error"]:
         err.print(f"sshbench: {cipher} on {link}: {row['error']}", markup=False, highlight=False)
     return row
 
 
-def _fmt(value: float | None, digits: int = 0) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def render_table(document: dict) -> Table:
-    target = document.get("target", {}).get("label") or document["settings"].get("host") or "private sshd"
-    chars = document["settings"]["chars"]
-    table = Table(title=f"Keystroke echo round trip ({chars} characters, one at a time) and connect time: {target}")
-    for name, justify in (
-        ("cipher", "left"),
-        ("link", "left"),
-        ("median µs", "right"),
-        ("p90 µs", "right"),
-        ("p99 µs", "right"),
-        ("max µs", "right"),
-        ("echoed", "right"),
-        ("connect median ms", "right"),
-        ("connect min-max ms", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for row in document["results"]:
-        e, c = row["echo"], row["connect"]
-        span = "-" if c["n"] == 0 else f"{c['min_ms']:.1f}-{c['max_ms']:.1f}"
-        table.add_row(
-            row["cipher"] + (" [red](failed)[/]" if row["error"] else ""),
-            row["link"],
-            _fmt(e["median_us"]),
-            _fmt(e["p90_us"]),
-            _fmt(e["p99_us"]),
-            _fmt(e["max_us"]),
-            f"{e['n']}/{chars}",
-            _fmt(c["median_ms"], 1),
-            span,
-        )
-    return table
-
-
 def cmd_latency(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check(args)
     settings = RunSettings(host=args.host, ssh_config=args.ssh_config, link=args.link, sshd=args.sshd)
     settings.validate()
-    document = measure(settings, args, err)
+    with open_store(args.db) as store:
+        document = measure(settings, args, err, store)
     out.print(render_table(document))
     if args.json:
         write_output(json.dumps(document, indent=2) + "\n", args.json, out)

@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from sshbench.cli import presets
+from sshbench.cli import presets, run_notices
 from sshbench.cli.common import add_db_option, add_output_options, check_writable
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
@@ -445,6 +445,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             )
 
     runner = Runner(settings, on_trial=on_trial, on_plan=on_plan, resume_from=recorder.resume_from)
+    if recorder.settings is None:  # options that do nothing here say so (a resumed run's were said)
+        runner.result.notices.extend(run_notices.check(args, _given_run_options(args.argv), settings))
     recorder.started(runner.result)
     with progress:
         result: RunResult = runner.run()

@@ -45,13 +45,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--chart", metavar="FILE", help="--by host: also write the chart (.svg or .png)")
     add_db_option(compare)
 
-    export = sub.add_parser("export", help="a stored run as JSON (to merge machines with `import`)")
+    export = sub.add_parser("export", help="a stored run (or latency run) as JSON (to merge machines with `import`)")
     export.set_defaults(handler=cmd_export)
     export.add_argument("run", help="run id or 'latest'")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     add_db_option(export)
 
-    imp = sub.add_parser("import", help="add a run exported from another machine (or a `run --json` file)")
+    imp = sub.add_parser(
+        "import", help="add a run exported from another machine (or a `run --json` or `latency --json` file)"
+    )
     imp.set_defaults(handler=cmd_import)
     imp.add_argument("file", help="the JSON file")
     add_db_option(imp)
@@ -100,11 +102,40 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _report_latency(args: argparse.Namespace, document: dict, out: Console, err: Console) -> int:
+    """A latency run (`sshbench latency`) in the format asked for."""
+    from sshbench.report import latency
+
+    if args.charts:
+        raise UsageError(f"--charts: run {document['run_id']} is a latency run, which has no charts")
+    if document["status"] != "complete":
+        state = "is still running" if document["status"] == "running" else document["status"]
+        line = f"run {document['run_id']} {state}: {document.get('error') or 'no error recorded'}"
+        if args.format == "table" and args.output is None:
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            err.print(f"sshbench: {line}", markup=False, highlight=False)
+    if args.format == "table" and args.output is None:
+        out.print(latency.render_table(document))
+    else:
+        write_output(latency.render(document, args.format), args.output, out)
+        if args.output:
+            err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
+    return 0
+
+
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.store import latency_runs
+    from sshbench.store.sqlite import LATENCY
+
     check_writable(args.output)
     check_writable_dir(args.charts)
     with open_store(args.db, read_only=True) as store:
-        result = store.load_result(args.run)
+        run_id = store.resolve(args.run)  # 'latest': the latest run of either kind
+        if store.run_kind(run_id) == LATENCY:
+            document = latency_runs.load(store, run_id)
+            return _report_latency(args, document, out, err)
+        result = store.load_result(run_id)
     if result.status != "complete":  # a failed or interrupted run says so first
         measured = sum(1 for t in result.trials if not t.warmup)
         state = "is still running" if result.status == "running" else result.status
@@ -149,17 +180,61 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--pairs compares a fleet run's pairs: give --fleet FLEET")
     if len(set(args.runs)) < 2:  # before the store: the command line alone says so
         raise UsageError("compare needs at least two different runs")
+    from sshbench.store import latency_runs
+    from sshbench.store.sqlite import LATENCY, THROUGHPUT
+
     with open_store(args.db, read_only=True) as store:
-        ids = [store.resolve(ref) for ref in args.runs]
+        # 'latest' is the latest run of the kind the runs named by number are (throughput when none is)
+        named = [store.resolve(ref) for ref in args.runs if ref.strip().lower() != "latest"]
+        kinds = {store.run_kind(i) for i in named} or {THROUGHPUT}
+        if len(kinds) > 1:
+            raise UsageError("compare puts runs of one kind side by side: these are latency and throughput runs")
+        kind = kinds.pop()
+        ids = [store.resolve(ref, kind=kind) for ref in args.runs]
         if len(set(ids)) < 2:
             raise UsageError("compare needs at least two different runs")
-        results = [store.load_result(i) for i in ids]
+        if kind == LATENCY:
+            documents = [latency_runs.load(store, i) for i in ids]
+        else:
+            results = [store.load_result(i) for i in ids]
+    if kind == LATENCY:
+        return _compare_latency(documents, [str(i) for i in ids], out)
     comparison = compare.compare_runs(results)
     for line in compare.header_lines(comparison):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     out.print(compare_table(comparison))
     for line in compare.only_in_lines(comparison):
         out.print(line, markup=False, highlight=False)
+    return 0
+
+
+def _compare_latency(documents: list[dict], labels: list[str], out: Console) -> int:
+    from sshbench import compare
+
+    comparison = compare.compare_latency(documents, labels)
+    for line in compare.header_lines(comparison):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    base = labels[0]
+    table = Table(
+        title=f"Keystroke echo round trip, median µs per run; ratio = run / run {base} of every keystroke's "
+        "round trip (95% CI; faster = lower latency)",
+        title_justify="left",
+    )
+    table.add_column("cipher")
+    for label in labels:
+        table.add_column(f"run {label}", justify="right")
+    for label in labels[1:]:
+        table.add_column(f"{label} / {base}", justify="right")
+    for label in labels:
+        table.add_column(f"connect ms run {label}", justify="right")
+    for row in comparison.rows:
+        medians = ["-" if m is None else f"{m:,.0f}" for m in row.echo_median_us]
+        ratios = ["-" if r is None else _ratio_cell(r) for r in row.ratios]
+        connects = ["-" if m is None else f"{m:.1f}" for m in row.connect_median_ms]
+        table.add_row(Text(row.label), *medians, *ratios, *connects)
+    out.print(table)
+    for label, rows in comparison.only_in.items():
+        out.print(f"only in run {label}: {', '.join(rows)}", markup=False, highlight=False)
     return 0
 
 
@@ -192,9 +267,16 @@ def _ratio_cell(r) -> str:
 
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.store import latency_runs
+    from sshbench.store.sqlite import LATENCY
+
     check_writable(args.output)
     with open_store(args.db, read_only=True) as store:
-        doc = store.export_document(args.run)
+        run_id = store.resolve(args.run)  # 'latest': of either kind
+        if store.run_kind(run_id) == LATENCY:
+            doc = latency_runs.export_document(store, run_id)
+        else:
+            doc = store.export_document(run_id)
     write_output(json.dumps(doc, indent=2) + "\n", args.output, out)
     if args.output:
         err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
@@ -202,8 +284,13 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from sshbench.store import latency_runs
+
     doc, name = read_document(args.file)
     with open_store(args.db) as store:
-        run_id = store.import_document(doc, name)
+        if latency_runs.is_latency_document(doc):  # `latency --json` or the export of a latency run
+            run_id = latency_runs.import_document(store, doc, name)
+        else:
+            run_id = store.import_document(doc, name)
         out.print(f"imported {args.file} as run {run_id} in {store.path}", markup=False, highlight=False)
     return 0

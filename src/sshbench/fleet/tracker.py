@@ -3,7 +3,8 @@ the store as it is fetched (a host that fails later, or an interrupted fleet, lo
 measured), and what may be left on a host (its working directory, a throwaway key line) when the
 playbook could not remove it.
 
-Stages (the role names its tasks `sshbench: <stage> (...)`): check, install, run, fetch for the host's
+Stages (the role names its tasks `sshbench: <stage> (...)`): python (a Python that runs, found with the
+raw module), check, install, run, fetch for the host's
 own benchmark; pair source (its throwaway key; later known_hosts and ssh_config), pair target (authorize
 its sources' keys, read its host keys), pair run and pair fetch (one event per pair: a loop item); clean
 up (the throwaway key lines, then the working directory), or stop after an interruption.
@@ -82,7 +83,10 @@ class Tracker:
         elif event.item is not None:
             return  # the role's own stages have no loops
         elif event.event == "unreachable":
-            self._fail(event.host, "unreachable", event.message or "unreachable")
+            # the stage it was lost in: a host that died while it benchmarked reads "run: ..."
+            self._fail(event.host, "unreachable", f"{event.stage}: {event.message or 'unreachable'}")
+        elif event.event == "failed" and event.stage == "python":
+            self._fail(event.host, "no python", event.message.removeprefix("no python: ") or "no Python runs there")
         elif event.event == "failed":
             status = {"install": "install failed", "run": "run failed"}.get(event.stage, "")
             if event.stage == "check":
@@ -95,7 +99,16 @@ class Tracker:
 
     def _ok(self, name: str, host: _HostProgress, event: HostEvent) -> None:
         elapsed = f"{event.time - (host.started or event.time):.0f} s"
-        if event.stage == "check":
+        if event.stage == "python":
+            found = dict(
+                line.split("=", 1) for line in event.stdout.splitlines() if line.startswith(("python=", "tag="))
+            )
+            if "python" in found:
+                passed = [line for line in event.stdout.splitlines() if line.startswith("passed over: ")]
+                self.log(
+                    f"{name}: python {found['python']} ({found.get('tag', '?')})" + "".join(f"; {p}" for p in passed)
+                )
+        elif event.stage == "check":
             host.dir_made = True
             self.pending.pop(name, None)  # the check removed whatever an earlier run left
             lines = [line for line in event.stdout.splitlines() if line.strip()]

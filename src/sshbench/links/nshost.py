@@ -316,6 +316,12 @@ class NamespaceHost(Made):
         assert self.ssh_config is not None, "create() first"
         return [ssh, "-F", str(self.ssh_config), self.alias]
 
+    def inventory_line(self, name: str, **host_vars: object) -> str:
+        """This host in an INI inventory as a user writes it (nshost_config.inventory_line); ssh must
+        know its host key from `known_hosts` (e.g. -o UserKnownHostsFile through ANSIBLE_SSH_COMMON_ARGS)."""
+        assert self.identity is not None, "create() first"
+        return nshost_config.inventory_line(name, self.address, self.user, self.identity, **host_vars)
+
     def alive(self) -> bool:
         return self.sshd is not None and self.sshd.poll() is None
 

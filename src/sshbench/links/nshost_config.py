@@ -140,3 +140,26 @@ def write_ssh_config(
         f"    ConnectTimeout 10\n"
     )
     return path
+
+
+# --- a host as people have it (the fleet tests' inventory) -------------------------------------------
+
+# sshd's own PATH for sessions (Debian's default) behind the shim directory
+SESSION_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def broken_shim(directory: Path, program: str = "python3.13") -> dict[str, str]:
+    """A pyenv-style shim in `directory` for a Python that is installed but not selected: it exits 127
+    with pyenv's message, as `~/.pyenv/shims/python3.13` does. Returns the sshd_config lines that put
+    `directory` first on the sessions' PATH (sshd's SetEnv, OpenSSH 7.8+), before a working python3."""
+    shim = directory / program
+    shim.write_text(f'#!/bin/sh\necho "pyenv: {program}: command not found" >&2\nexit 127\n')
+    shim.chmod(0o755)
+    return {"SetEnv": f"PATH={directory}:{SESSION_PATH}"}
+
+
+def inventory_line(name: str, address: str, user: str, identity: Path, **host_vars: object) -> str:
+    """One host of an INI inventory as a user writes it: address, user and key file; no
+    ansible_python_interpreter and no ssh options (its host key is in the known_hosts ssh reads)."""
+    extra = "".join(f" {key}={value}" for key, value in host_vars.items())
+    return f"{name} ansible_host={address} ansible_user={user} ansible_ssh_private_key_file={identity}{extra}\n"

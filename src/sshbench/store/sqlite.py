@@ -98,6 +98,11 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+# What a run measured: "throughput" (`sshbench run`: no kind in extra_json) or "latency" (`sshbench latency`,
+# store/latency_runs.py): kept in extra_json, so no migration.
+THROUGHPUT = "throughput"
+LATENCY = "latency"
+KIND_SQL = "coalesce(json_extract(r.extra_json, '$.kind'), 'throughput')"
 
 
 def default_path() -> Path:
@@ -135,6 +140,18 @@ def swept(combinations: list[Combination]) -> str:
     return " x ".join(parts) + ("; " if parts and fixed else "") + ", ".join(fixed)
 
 
+def latency_swept(rows: list) -> str:
+    """`sshbench runs`' swept column for a latency run: 'latency: 3 ciphers x 2 links' style."""
+    parts = []
+    for key, plural in (("cipher", "ciphers"), ("link", "links")):
+        values = list(dict.fromkeys(str(row.get(key)) for row in rows if isinstance(row, dict)))
+        if len(values) > 1:
+            parts.append(f"{len(values)} {plural}")
+        elif values and key == "cipher":
+            parts.append(f"cipher {values[0]}")
+    return "latency: " + (" x ".join(parts) or "nothing measured")
+
+
 @dataclass
 class StoredRun:
     """One line of `sshbench runs`."""
@@ -152,6 +169,7 @@ class StoredRun:
     imported: bool
     label: str | None = None  # a fleet run's inventory host name
     fleet_id: int | None = None
+    kind: str = THROUGHPUT  # or LATENCY: `sshbench latency`'s run
 
 
 # --- the store ------------------------------------------------------------------------------------
@@ -397,16 +415,22 @@ class Store:
 
     # -- reading
 
-    def resolve(self, run_ref: str | int) -> int:
-        """A run id from 'latest' or a number; UsageError when there is no such run."""
+    def resolve(self, run_ref: str | int, kind: str | None = None) -> int:
+        """A run id from 'latest' or a number; UsageError when there is no such run. kind (THROUGHPUT or
+        LATENCY): 'latest' is the latest run of that kind (None: of any)."""
         with self._guard():
             if str(run_ref).strip().lower() == "latest":
                 # The latest run with results: one that measured something (or completed).
                 row = self.db.execute(
-                    "SELECT max(id) FROM runs r WHERE r.status = 'complete'"
+                    "SELECT max(id) FROM runs r WHERE (r.status = 'complete'"
                     " OR EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id)"
+                    " OR json_extract(r.extra_json, '$.results[0]') IS NOT NULL)"
+                    f" AND (? IS NULL OR {KIND_SQL} = ?)",
+                    (kind, kind),
                 ).fetchone()
                 if row[0] is None:
+                    if kind == LATENCY:
+                        raise UsageError(f"no latency runs in {self.path} yet; `sshbench latency` makes one")
                     raise UsageError(f"no runs with results in {self.path} yet; `sshbench run` makes one")
                 return int(row[0])
             try:
@@ -417,8 +441,21 @@ class Store:
                 raise UsageError(f"no run {run_id} in {self.path}; `sshbench runs` lists them")
             return run_id
 
+    def run_kind(self, run_id: int) -> str:
+        """THROUGHPUT or LATENCY."""
+        with self._guard():
+            row = self.db.execute(f"SELECT {KIND_SQL} FROM runs r WHERE r.id = ?", (run_id,)).fetchone()
+        return str(row[0]) if row else THROUGHPUT
+
     def load_result(self, run_ref: str | int) -> RunResult:
-        run_id = self.resolve(run_ref)
+        """A throughput run ('latest': the latest throughput run); a latency run is refused with one line
+        (its document: store.latency_runs.load)."""
+        run_id = self.resolve(run_ref, kind=THROUGHPUT)
+        if self.run_kind(run_id) == LATENCY:
+            raise UsageError(
+                f"run {run_id} is a latency run (`sshbench latency`): this reads throughput runs "
+                f"(`sshbench report {run_id}` shows it)"
+            )
         with self._guard():
             row = self.db.execute(
                 "SELECT status, started_at, finished_at, error, exit_code, owner_pid, owner_start, settings_json,"
@@ -470,7 +507,8 @@ class Store:
             rows = self.db.execute(
                 "SELECT r.id, r.started_at, r.finished_at, r.status, r.owner_pid, r.owner_start, r.hostname,"
                 " r.target, r.combinations_json, r.environment_json, r.imported_at, r.label, r.fleet_id,"
-                " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND NOT t.warmup AND t.valid)"
+                " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND NOT t.warmup AND t.valid),"
+                f" {KIND_SQL}, CASE WHEN {KIND_SQL} = 'latency' THEN json_extract(r.extra_json, '$.results') END"
                 " FROM runs r ORDER BY r.id"
             ).fetchall()
         out = []
@@ -489,12 +527,17 @@ class Store:
             label,
             fleet_id,
             measured,
+            kind,
+            latency_rows,
         ) in rows:
             try:
                 combos = [from_plain(Combination, c) for c in json.loads(combos_json)]
                 env = json.loads(env_json)
+                latency = json.loads(latency_rows) if latency_rows else []
             except (ValueError, TypeError):
-                combos, env = [], {}
+                combos, env, latency = [], {}, []
+            if kind == LATENCY:
+                measured = sum(1 for row in latency if isinstance(row, dict) and (row.get("echo") or {}).get("n"))
             out.append(
                 StoredRun(
                     id=run_id,
@@ -503,13 +546,14 @@ class Store:
                     status=_effective_status(status, pid, start),
                     hostname=env.get("hostname") or host,
                     target=target,
-                    swept=swept(combos),
+                    swept=latency_swept(latency) if kind == LATENCY else swept(combos),
                     measured_trials=measured,
                     client_ssh_version=env.get("client_ssh_version"),
                     server_ssh_version=env.get("server_ssh_version"),
                     imported=imported is not None,
                     label=label,
                     fleet_id=fleet_id,
+                    kind=kind,
                 )
             )
         return out

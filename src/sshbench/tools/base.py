@@ -76,6 +76,8 @@ class TransferTool(ABC):
     #: a tool with an SSH client of its own (rclone: Go's): its rows are that client's, ranked on their own,
     #: and no `ssh -v` shows what it negotiated
     client_name: ClassVar[str | None] = None
+    #: False when its SSH client cannot compress (rclone: Go's has no zlib): its --compression rows are left out
+    compresses: ClassVar[bool] = True
 
     @property
     def pins(self) -> bool:

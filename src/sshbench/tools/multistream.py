@@ -121,6 +121,7 @@ class RcloneTool(TransferTool):
     needs_file_sink = True
     stream_directions: ClassVar[tuple[str, ...]] = ("down",)
     client_name: ClassVar[str | None] = "rclone"  # Go's SSH client: ranked on its own
+    compresses: ClassVar[bool] = False  # Go's SSH client has no zlib: Compression=yes would be ignored silently
 
     @property
     def pins(self) -> bool:
