@@ -8,8 +8,9 @@ import statistics
 
 from sshbench.payload import needs_bigger_probe, size_at_least, size_for_rate
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
-from sshbench.results import Combination, Trial
+from sshbench.results import NO_STEADY_PART, Combination, Trial
 from sshbench.settings import RunSettings
+from sshbench.steady import OMIT_S
 
 # The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
 # (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
@@ -39,7 +40,12 @@ class Calibration:
             return False
         probed = self.sizes[combo]
         self.sizes[combo] = self._size_for(trial.mib_s, trial)
-        if attempt + 1 < PROBE_ATTEMPTS and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size):
+        # A probe with no steady part (sshbench.steady) timed mostly the connection's start-up, whose rate is
+        # a fraction of the steady one (~0.3-0.5 on loopback): sized from it, trials would have none either.
+        too_short = trial.steady_note == NO_STEADY_PART and probed < s.max_size
+        if attempt + 1 < PROBE_ATTEMPTS and (
+            too_short or needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size)
+        ):
             self.sizes[combo] = max(self.sizes[combo], min(probed * 4, s.max_size))
             return True
         self.probe_rates[combo] = trial.mib_s
@@ -53,7 +59,9 @@ class Calibration:
         of it (clock.reader_timed_too_little) rather than wall minus a handshake that swings by half a
         second at 0.1 core."""
         s = self.settings
-        size = size_for_rate(rate, s.seconds if seconds is None else seconds, s.max_size)
+        # `seconds` is the steady part's length; the omitted start-up (sshbench.steady) comes on top, so a
+        # short --seconds still leaves a steady part and the headline does not depend on it.
+        size = size_for_rate(rate, (s.seconds if seconds is None else seconds) + OMIT_S, s.max_size)
         if s.server_cpu is not None and probe is not None and probe.tcp_bytes_before_clock:
             self.window_bytes = max(self.window_bytes, probe.tcp_bytes_before_clock)
         if s.server_cpu is not None and self.window_bytes:
@@ -94,6 +102,14 @@ class Calibration:
         )
         s.seconds = round(target, 3)
         return notice
+
+
+def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: RunSettings) -> None:
+    """An adaptive run's measured transfer that had no steady part (a probe on a quiet minute, a rate
+    that rose since): the combination's next trials move four times as much, so that they count."""
+    combo = trial.combination
+    if settings.size is None and trial.kind == "transfer" and trial.steady_note == NO_STEADY_PART and combo in sizes:
+        sizes[combo] = max(sizes[combo], min(sizes[combo] * 4, settings.max_size))
 
 
 def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
