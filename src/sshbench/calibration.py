@@ -108,7 +108,8 @@ def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: Run
     """An adaptive run's measured transfer that had no steady part (a probe on a quiet minute, a rate
     that rose since): the combination's next trials move four times as much, so that they count."""
     combo = trial.combination
-    if settings.size is None and trial.kind == "transfer" and trial.steady_note == NO_STEADY_PART and combo in sizes:
+    adaptive_size = settings.size is None and settings.file is None  # a user's --file has its own size
+    if adaptive_size and trial.kind == "transfer" and trial.steady_note == NO_STEADY_PART and combo in sizes:
         sizes[combo] = max(sizes[combo], min(sizes[combo] * 4, settings.max_size))
 
 

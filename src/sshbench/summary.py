@@ -201,6 +201,26 @@ def counted(trials: list[Trial], kind: str = "transfer") -> list[Trial]:
     ]
 
 
+EARLIER_CLOCK = "earlier"
+
+
+def run_clock(trials: list[Trial]) -> str | None:
+    """Which clock a run's transfer rates are on: STEADY_STATE for a run by an sshbench with the
+    steady-state clock (its trials were sampled: a steady rate or a note why not), EARLIER_CLOCK for a
+    run stored before it (JSON schema 1: rates over the whole data phase, start-up included); None
+    without transfers."""
+    transfers = [t for t in trials if t.kind == "transfer"]
+    if not transfers:
+        return None
+    sampled = any(t.data_clock == STEADY_STATE or t.steady_note is not None for t in transfers)
+    return STEADY_STATE if sampled else EARLIER_CLOCK
+
+
+def same_clock(a: str | None, b: str | None) -> bool:
+    """Whether two summaries' rates are on comparable clocks: steady state on both sides, or neither."""
+    return (a == STEADY_STATE) == (b == STEADY_STATE)
+
+
 def rates_by_round(trials: list[Trial], kind: str = "transfer") -> dict[Combination, dict[int, float]]:
     """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
     statistics.rank_groups and paired_ratio_ci take. Two trials of one round (never in a run, possible

@@ -21,7 +21,9 @@ from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.security import report_hooks as security_hooks
 from sshbench.settings import RunSettings
 
-SCHEMA_VERSION = 1  # of the JSON document (the SQLite schema has its own)
+# Of the JSON document (the SQLite schema has its own). 2: the steady-state clock (docs/results-json.md,
+# "Schema versions"): `mib_s` / `data_s` of a trial with `data_clock` "steady-state" leave the start-up out.
+SCHEMA_VERSION = 2
 
 
 def to_document(result: RunResult) -> dict:
