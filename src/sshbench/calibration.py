@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import statistics
 
-from sshbench.payload import needs_bigger_probe, size_at_least, size_for_rate
+from sshbench.payload import needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
 from sshbench.results import NO_STEADY_PART, Combination, Trial
 from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
+from sshbench.units import MIB
+
+FIRST_WINDOW_BYTES = 2 * MIB  # OpenSSH's channel window
 
 # The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
 # (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
@@ -39,16 +42,15 @@ class Calibration:
         if not (trial.valid and trial.mib_s):
             return False
         probed = self.sizes[combo]
-        self.sizes[combo] = self._size_for(trial.mib_s, trial)
         # A probe with no steady part (sshbench.steady) timed mostly the connection's start-up, whose rate is
-        # a fraction of the steady one (~0.3-0.5 on loopback): sized from it, trials would have none either.
-        too_short = trial.steady_note == NO_STEADY_PART and probed < s.max_size
-        if attempt + 1 < PROBE_ATTEMPTS and (
-            too_short or needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size)
-        ):
+        # a fraction of the steady one (~0.3-0.5 on loopback): its late rate (the second half of its data
+        # phase) sizes the trials instead, without a bigger probe (which cost ~6 s of a default run).
+        rate = max(trial.mib_s, trial.late_mib_s or 0.0) if trial.steady_note == NO_STEADY_PART else trial.mib_s
+        self.sizes[combo] = self._size_for(rate, trial)
+        if attempt + 1 < PROBE_ATTEMPTS and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size):
             self.sizes[combo] = max(self.sizes[combo], min(probed * 4, s.max_size))
             return True
-        self.probe_rates[combo] = trial.mib_s
+        self.probe_rates[combo] = rate
         for member in self.groups.get(combo, ()):  # the group's others take this probe's size
             self.sizes[member] = self.sizes[combo]
         return False
@@ -61,7 +63,11 @@ class Calibration:
         s = self.settings
         # `seconds` is the steady part's length; the omitted start-up (sshbench.steady) comes on top, so a
         # short --seconds still leaves a steady part and the headline does not depend on it.
-        size = size_for_rate(rate, (s.seconds if seconds is None else seconds) + OMIT_S, s.max_size)
+        steady_s = s.seconds if seconds is None else seconds
+        # Rounded up, with the first channel window (2 MiB, sent before the remote reader starts) on top:
+        # rates here swing 1.5-2x between minutes, and a trial sized to the nearest power of two lost its
+        # steady part in 1 of 3 default-run trials (uploads at 0.25 s + omit).
+        size = size_at_least(int(rate * MIB * (steady_s + OMIT_S)) + FIRST_WINDOW_BYTES, s.max_size)
         if s.server_cpu is not None and probe is not None and probe.tcp_bytes_before_clock:
             self.window_bytes = max(self.window_bytes, probe.tcp_bytes_before_clock)
         if s.server_cpu is not None and self.window_bytes:
@@ -85,7 +91,8 @@ class Calibration:
         target = fitted_data_phase(
             time_left_s=time_left_s,
             transfers=transfers,
-            overhead_s=statistics.median(overheads),
+            # each trial also moves the omitted start (sshbench.steady) on top of its steady part
+            overhead_s=statistics.median(overheads) + OMIT_S,
             fixed_s=sum(walls[item.kind] for item in rest if item.kind != "transfer"),
             target_s=s.seconds,
             floor_s=FIT_FLOOR_S,

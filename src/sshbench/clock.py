@@ -79,6 +79,7 @@ def apply_steady(trial: Trial, estimate: SteadyEstimate) -> None:
     """Make the steady-state rate the trial's clock where the samples had a steady part; keep the earlier
     clock's data phase (start-up included; None until cross_check for tools without a reader) beside it."""
     trial.steady_note = estimate.note
+    trial.late_mib_s = estimate.late_mib_s
     if estimate.mib_s is None or trial.kind != "transfer" or trial.payload_bytes <= 0:
         return
     trial.steady_window_s = estimate.window_s

@@ -107,6 +107,8 @@ class Trial:
     whole_data_clock: str | None = None
     steady_window_s: float | None = None
     steady_note: str | None = None  # "too short: no steady part", "no progress samples"
+    # Too short: the rate over the second half of its data phase (sshbench.steady), what calibration sizes from
+    late_mib_s: float | None = None
     # The server-side reader's own elapsed time (pipe tool), unscaled: the window server_cpu_s and
     # server_sink_cpu_s were measured over, whatever clock data_s ends up from.
     reader_s: float | None = None
@@ -188,6 +190,7 @@ class Trial:
             "startup_s": self.startup_s,
             "steady_window_s": self.steady_window_s,
             "steady_note": self.steady_note,
+            "late_mib_s": self.late_mib_s,
             "reader_s": self.reader_s,
             "mib_s": self.mib_s,
             "ssh_reported_s": self.ssh_reported_s,

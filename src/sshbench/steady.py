@@ -53,6 +53,9 @@ class SteadyEstimate:
     wire_rate_bytes_s: float | None = None
     mib_s: float | None = None  # payload MiB/s over the steady window
     note: str | None = None  # why there is no rate (TOO_SHORT, NO_SAMPLES)
+    # TOO_SHORT: the rate over the second half of the data phase, closer to the steady rate than the whole
+    # transfer's (which the start-up drags down 2-3x): enough to size the next trial, never a headline
+    late_mib_s: float | None = None
 
     @property
     def window_s(self) -> float | None:
@@ -90,6 +93,10 @@ def estimate(
     wire_payload = final - counts[0]
     start_t = times[first]
     begin = next((i for i in range(first, len(times)) if times[i] >= start_t + omit_s), len(times))
+    late_mib_s = None
+    middle = next((i for i in range(first, end + 1) if times[i] >= (start_t + times[end]) / 2), end)
+    if end > middle and counts[end] > counts[middle] and wire_payload > 0:
+        late_mib_s = (counts[end] - counts[middle]) / (times[end] - times[middle]) * payload_bytes / wire_payload / MIB
     if (
         begin >= end
         or end - begin + 1 < MIN_STEADY_SAMPLES
@@ -97,10 +104,10 @@ def estimate(
         or wire_payload <= 0
         or counts[end] - counts[begin] < MIN_STEADY_FRACTION * wire_payload
     ):
-        return SteadyEstimate(start_s=start_t, note=TOO_SHORT)
+        return SteadyEstimate(start_s=start_t, note=TOO_SHORT, late_mib_s=late_mib_s)
     wire_rate = (counts[end] - counts[begin]) / (times[end] - times[begin])
     if wire_rate <= 0:
-        return SteadyEstimate(start_s=start_t, note=TOO_SHORT)
+        return SteadyEstimate(start_s=start_t, note=TOO_SHORT, late_mib_s=late_mib_s)
     return SteadyEstimate(
         start_s=start_t,
         window_start_s=times[begin],
