@@ -130,3 +130,26 @@ def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
     assert trial.valid, trial.invalid_reason
     assert trial.steady_note == NO_STEADY_PART  # 4 MiB: over before the 0.2 s omit ends
     assert trial.data_clock == "server-reader" and trial.mib_s is not None  # the earlier clock, kept
+
+
+def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_trials():
+    from sshbench.calibration import Calibration, grow_if_too_short
+    from sshbench.settings import RunSettings
+
+    times, counts, payload = recorded_shape(500, 0.05)
+    probe = _trial(0, 100, "server-reader")
+    probe.payload_bytes, probe.warmup = payload, True
+    apply_steady(probe, estimate(times, counts, payload))
+    assert probe.steady_note == NO_STEADY_PART and probe.late_mib_s is not None and probe.late_mib_s > 300
+    sizes = {COMBO: 16 * MIB}
+    settings = RunSettings(seconds=0.25)
+    Calibration([COMBO], settings, sizes).after_probe(COMBO, probe, 2)
+    # sized from the late rate (> 300 MiB/s) for the steady part plus the omitted start: at least 128 MiB
+    assert sizes[COMBO] >= 128 * MIB
+    short = _trial(1, 300, "server-reader", NO_STEADY_PART)
+    before = sizes[COMBO]
+    grow_if_too_short(sizes, short, settings)
+    assert sizes[COMBO] == min(4 * before, settings.max_size)
+    fixed = {COMBO: 64 * MIB}
+    grow_if_too_short(fixed, short, RunSettings(size=64 * MIB))
+    assert fixed[COMBO] == 64 * MIB  # a fixed --size never grows
