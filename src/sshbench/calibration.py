@@ -8,7 +8,7 @@ import statistics
 
 from sshbench.payload import needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
-from sshbench.results import NO_STEADY_PART, Combination, Trial
+from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
 from sshbench.units import MIB
@@ -47,7 +47,14 @@ class Calibration:
         # phase) sizes the trials instead, without a bigger probe (which cost ~6 s of a default run).
         rate = max(trial.mib_s, trial.late_mib_s or 0.0) if trial.steady_note == NO_STEADY_PART else trial.mib_s
         self.sizes[combo] = self._size_for(rate, trial)
-        if attempt + 1 < PROBE_ATTEMPTS and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size):
+        # A sampled probe (a steady or a late rate) needs no bigger one: the start-up stalls that made short
+        # probes misread are what the steady clock leaves out (re-probes took ~8 s of a default run).
+        sampled = trial.data_clock == STEADY_STATE or trial.late_mib_s is not None
+        if (
+            attempt + 1 < PROBE_ATTEMPTS
+            and not sampled
+            and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size)
+        ):
             self.sizes[combo] = max(self.sizes[combo], min(probed * 4, s.max_size))
             return True
         self.probe_rates[combo] = rate
