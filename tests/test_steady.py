@@ -153,3 +153,20 @@ def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_tria
     fixed = {COMBO: 64 * MIB}
     grow_if_too_short(fixed, short, RunSettings(size=64 * MIB))
     assert fixed[COMBO] == 64 * MIB  # a fixed --size never grows
+
+
+def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
+    from sshbench.compare import clock_lines, compare_runs
+    from sshbench.report.notes import clock_notes
+    from sshbench.results import RunResult
+    from sshbench.settings import RunSettings
+
+    old = RunResult(settings=RunSettings(), trials=[_trial(r, 300, "server-reader") for r in range(3)], run_id=1)
+    new = RunResult(settings=RunSettings(), trials=[_trial(r, 900, STEADY_STATE) for r in range(3)], run_id=2)
+    assert "earlier clock" in clock_notes(old)[0] and clock_notes(new) == []
+    comparison = compare_runs([old, new])
+    (row,) = comparison.rows
+    assert row.clocks_differ == [True] and row.ratios == [None]  # not a 3x speed-up
+    assert "clocks differ" in clock_lines(comparison)[0]
+    same = compare_runs([new, new])
+    assert same.rows[0].ratios[0] is not None and clock_lines(same) == []
