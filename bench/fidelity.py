@@ -14,7 +14,11 @@ Interleaved, round by round (this machine is shared and noisy: 30-40% swings bet
 Prints per combination: the headline, the bulk rate and their ratio (goal: within 3%), and predicted vs
 measured times (goal: within 10%), medians over rounds, with the load average.
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [-- RUN OPTIONS]
+`--per-cipher`: instead of one default run per round (~45 s, long enough for this machine's rate to swing
+1.5-2x between it and the bulk transfers), each cipher's own short run (`sshbench run --ciphers C --runs 3
+--no-baselines --no-reference`: the default run's sizing and clock) right before its bulk transfer.
+
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--bulk", type=parse_size, default=parse_size("4G"))
     parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
+    parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
     ciphers = args.ciphers.split(",")
@@ -97,9 +102,14 @@ def main() -> int:
             tmp = Path(tmp_name)
             for rnd in range(args.rounds):
                 loads.append(os.getloadavg()[0])
-                doc, wall = default_run(args.run_options, tmp, rnd)
-                run_walls.append(wall)
-                for cipher in ciphers:
+                if not args.per_cipher:
+                    doc, wall = default_run(args.run_options, tmp, rnd)
+                    run_walls.append(wall)
+                for index, cipher in enumerate(ciphers):
+                    if args.per_cipher:
+                        own = ["--ciphers", cipher, "--runs", "3", "--no-baselines", "--no-reference"]
+                        doc, wall = default_run([*own, *args.run_options], tmp, rnd * 100 + index)
+                        run_walls.append(wall)
                     row = row_of(doc, cipher)
                     if row is None:
                         print(f"round {rnd + 1}: {cipher} not in the run's results", file=sys.stderr)
@@ -129,7 +139,7 @@ def main() -> int:
     finally:
         cleanup.close()
     print(
-        f"\n{args.rounds} rounds; default runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
+        f"\n{args.rounds} rounds; {'per-cipher' if args.per_cipher else 'default'} runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
         f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
     )
     print(f"{'combination':<30} {'headline':>8} {'bulk':>7} {'ratio':>6}   (medians of per-round ratios)")
