@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
-"""Does sshbench's data-phase clock agree with an external stopwatch?
+"""Does the default run's headline agree with what a bulk transfer gets? (issue 23, point 4; docs/clock.md)
 
-In one run, interleaved (this machine is shared and noisy):
-  A. the bare command  `ssh <same options> -c aes128-gcm@openssh.com 127.0.0.1 'cat >/dev/null' < payload`,
-     timed from outside, minus the same command with no data (`ssh <same options> 127.0.0.1 true`):
-     the external estimate of the data phase;
-  B. sshbench's own trial of the same combination (server-side reader clock).
-Prints both rates and their ratio (goal: within 2%). With hyperfine installed, its figures for A
-are printed as well.
+Interleaved, round by round (this machine is shared and noisy: 30-40% swings between minutes):
+  A. `sshbench run` as a user runs it (the default run, every cipher; or `-- OPTIONS` to pass others),
+     its JSON: each combination's median MiB/s (the steady-state clock), set-up (the same-shape handshake),
+     and start-up cost (`median_startup_s`);
+  B. for a few of its combinations, a bulk upload (default 4 GiB) with the bare command
+     `ssh <same options> host 'dd of=/dev/null bs=1M' < payload`, timed from outside, minus a bare
+     `ssh <same options> host true` (median of 3): the external rate;
+  C. the same bare command with 32 MiB and 1 GiB, whole wall time, against the prediction from A:
+     set-up + start-up + size / steady rate.
 
-Usage: .venv/bin/python bench/fidelity.py [--size 512M] [--runs 7]
+Prints per combination: the headline, the bulk rate and their ratio (goal: within 3%), and predicted vs
+measured times (goal: within 10%), medians over rounds, with the load average.
+
+`--per-cipher`: instead of one default run per round (~45 s, long enough for this machine's rate to swing
+1.5-2x between it and the bulk transfers), each cipher's own short run (`sshbench run --ciphers C --runs 3
+--no-baselines --no-reference`: the default run's sizing and clock) right before its bulk transfer.
+
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import statistics
 import subprocess
 import sys
@@ -26,113 +35,130 @@ from pathlib import Path
 
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
-from sshbench.results import IMPLICIT_MAC, Combination
+from sshbench.results import Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.tools.pipe import PipeTool
-from sshbench.trial import algorithm_options, run_trial
+from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
-CIPHER = "aes128-gcm@openssh.com"
+DEFAULT_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
+SMALL_SIZES = (32 * MIB, 1024 * MIB)
+SSHBENCH = str(Path(sys.executable).with_name("sshbench"))
 
 
 def timed(argv: list[str], stdin_path: str) -> float:
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
-        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600)
+        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
         return time.perf_counter() - start
+
+
+def default_run(extra: list[str], tmp: Path, index: int) -> tuple[dict, float]:
+    out = tmp / f"run{index}.json"
+    start = time.monotonic()
+    subprocess.run(
+        [SSHBENCH, "run", "--db", str(tmp / "runs.db"), "--json", str(out), "-q", *extra],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )
+    return json.loads(out.read_text()), time.monotonic() - start
+
+
+def row_of(doc: dict, cipher: str) -> dict | None:
+    """The combination of this cipher (its MAC, kex as the run had it), pipe upload, plain."""
+    rows = [s for s in doc["summaries"] if s["cipher"] == cipher and s["median_mib_s"] and s["streams"] == 1]
+    return rows[0] if rows else None
+
+
+def setup_s(doc: dict, row: dict) -> float | None:
+    for h in doc.get("handshakes") or []:
+        if h["kex"] == row["kex"] and h.get("tool", "pipe") == row["tool"] and h["median_ms"] is not None:
+            return h["median_ms"] / 1000
+    return None
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=parse_size, default=parse_size("512M"))
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--bulk", type=parse_size, default=parse_size("4G"))
+    parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
+    parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
+    parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
+    ciphers = args.ciphers.split(",")
     cleanup = Cleanup()
+    headline: dict[str, list[float]] = {c: [] for c in ciphers}
+    bulk: dict[str, list[float]] = {c: [] for c in ciphers}
+    predicted: dict[tuple[str, int], list[float]] = {}
+    measured: dict[tuple[str, int], list[float]] = {}
+    loads, run_walls = [], []
     try:
         target = PrivateOpenSSH()
         target.start(cleanup)
-        kex = target.client_algorithms().default_kex[0]
-        combo = Combination(CIPHER, IMPLICIT_MAC, kex)
-        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * args.size)
-        payload = str(PayloadStore(workdir).path_for(args.size))
-        base = ["ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
-        bare_transfer, bare_dd, bare_true, ours, ours_wall = [], [], [], [], []
-        for i in range(args.runs + 1):  # the first round warms up and is dropped
-            t_transfer = timed([*base, "cat >/dev/null"], payload)
-            # the same bare command with sshbench's reader, to tell a clock error from a reader difference
-            t_dd = timed([*base, "dd of=/dev/null bs=1048576 2>/dev/null"], payload)
-            t_true = timed([*base, "true"], "/dev/null")
-            trial = run_trial(
-                ssh="ssh",
-                target=target,
-                tool=PipeTool(),
-                combo=combo,
-                kind="transfer",
-                repetition=i,
-                warmup=i == 0,
-                payload=Path(payload),
-                payload_bytes=args.size,
-                workdir=workdir,
-                timeout_s=600,
-            )
-            if not trial.valid:
-                print(f"sshbench trial invalid: {trial.invalid_reason}", file=sys.stderr)
-                return 1
-            if i:
-                bare_transfer.append(t_transfer)
-                bare_dd.append(t_dd)
-                bare_true.append(t_true)
-                ours.append(trial.mib_s)
-                ours_wall.append(trial.wall_s)
-        mib = args.size / MIB
-        external = mib / (statistics.median(bare_transfer) - statistics.median(bare_true))
-        wall_only = mib / statistics.median(bare_transfer)
-        sshbench_rate = statistics.median(ours)
-        print(f"payload {mib:.0f} MiB random, {CIPHER}, kex {kex}, {args.runs} interleaved runs (medians)")
-        print(f"  bare ssh, whole wall clock            {wall_only:8.1f} MiB/s")
-        print(
-            f"  bare ssh, wall minus 'ssh ... true'   {external:8.1f} MiB/s   (handshake {statistics.median(bare_true) * 1000:.0f} ms)"
-        )
-        print(
-            f"  sshbench data phase (server reader)   {sshbench_rate:8.1f} MiB/s   (min {min(ours):.1f}, max {max(ours):.1f})"
-        )
-        own_wall = mib / (statistics.median(ours_wall) - statistics.median(bare_true))
-        external_dd = mib / (statistics.median(bare_dd) - statistics.median(bare_true))
-        print(f"  sshbench trial, wall minus 'true'     {own_wall:8.1f} MiB/s   (same connections as the line above)")
-        print(f"  bare ssh 'dd of=/dev/null', minus 'true' {external_dd:7.1f} MiB/s   (sshbench's own reader, bare)")
-        print(f"  ratio sshbench / external (cat)       {sshbench_rate / external:8.3f}")
-        print(f"  ratio sshbench / external (dd)        {sshbench_rate / external_dd:8.3f}")
-        print(f"  ratio whole wall / external           {wall_only / external:8.3f}")
-        if shutil.which("hyperfine"):
-            with tempfile.TemporaryDirectory(prefix="sshbench-hf-") as tmp:
-                export = Path(tmp) / "hf.json"
-                q = " ".join(f"'{a}'" for a in base)
-                subprocess.run(
-                    [
-                        "hyperfine",
-                        "--style",
-                        "none",
-                        "--warmup",
-                        "1",
-                        "--runs",
-                        str(args.runs),
-                        "--export-json",
-                        str(export),
-                        f"{q} 'cat >/dev/null' < {payload}",
-                        f"{q} true",
-                    ],
-                    check=True,
-                    capture_output=True,
-                    timeout=1200,
-                )
-                results = json.loads(export.read_text())["results"]
-                hf_rate = mib / (results[0]["median"] - results[1]["median"])
-                print(
-                    f"  hyperfine: wall minus 'true'          {hf_rate:8.1f} MiB/s   ratio sshbench / hyperfine "
-                    f"{sshbench_rate / hf_rate:.3f}"
-                )
+        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + 1100 * MIB)
+        store = PayloadStore(workdir)
+        payloads = {size: str(store.path_for(size)) for size in (args.bulk, *SMALL_SIZES)}
+        with tempfile.TemporaryDirectory(prefix="sshbench-fidelity-") as tmp_name:
+            tmp = Path(tmp_name)
+            for rnd in range(args.rounds):
+                loads.append(os.getloadavg()[0])
+                if not args.per_cipher:
+                    doc, wall = default_run(args.run_options, tmp, rnd)
+                    run_walls.append(wall)
+                for index, cipher in enumerate(ciphers):
+                    if args.per_cipher:
+                        own = ["--ciphers", cipher, "--runs", "3", "--no-baselines", "--no-reference"]
+                        doc, wall = default_run([*own, *args.run_options], tmp, rnd * 100 + index)
+                        run_walls.append(wall)
+                    row = row_of(doc, cipher)
+                    if row is None:
+                        print(f"round {rnd + 1}: {cipher} not in the run's results", file=sys.stderr)
+                        continue
+                    combo = Combination(cipher, row["mac"], row["kex"])
+                    base = ["ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
+                    reader = "dd of=/dev/null bs=1M 2>/dev/null"
+                    trues = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))
+                    true_s = trues[1]
+                    big = timed([*base, reader], payloads[args.bulk])
+                    headline[cipher].append(row["median_mib_s"])
+                    bulk[cipher].append(args.bulk / MIB / (big - true_s))
+                    set_up = setup_s(doc, row)
+                    for size in SMALL_SIZES:
+                        took = timed([*base, reader], payloads[size])
+                        measured.setdefault((cipher, size), []).append(took)
+                        if set_up is not None and row.get("median_startup_s") is not None:
+                            guess = set_up + row["median_startup_s"] + size / MIB / row["median_mib_s"]
+                            predicted.setdefault((cipher, size), []).append(guess)
+                    print(
+                        f"round {rnd + 1} {cipher:<30} headline {row['median_mib_s']:6.0f}  bulk {bulk[cipher][-1]:6.0f}"
+                        f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  (true {true_s * 1000:.0f} ms,"
+                        f" start-up {1000 * (row.get('median_startup_s') or 0):.0f} ms)",
+                        flush=True,
+                    )
+                loads.append(os.getloadavg()[0])
     finally:
         cleanup.close()
+    print(
+        f"\n{args.rounds} rounds; {'per-cipher' if args.per_cipher else 'default'} runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
+        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+    print(f"{'combination':<30} {'headline':>8} {'bulk':>7} {'ratio':>6}   (medians of per-round ratios)")
+    for cipher in ciphers:
+        if not bulk[cipher]:
+            continue
+        ratios = [h / b for h, b in zip(headline[cipher], bulk[cipher])]
+        print(
+            f"{cipher:<30} {statistics.median(headline[cipher]):8.0f} {statistics.median(bulk[cipher]):7.0f}"
+            f" {statistics.median(ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in ratios)}"
+        )
+    print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
+    for (cipher, size), guesses in predicted.items():
+        took = measured[(cipher, size)][: len(guesses)]
+        ratios = [g / m for g, m in zip(guesses, took)]
+        print(
+            f"{cipher:<30} {size // MIB:>5}M {statistics.median(guesses):11.3f} {statistics.median(took):10.3f}"
+            f" {statistics.median(ratios):6.3f}"
+        )
     return 0
 
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import statistics
 
-from sshbench.payload import needs_bigger_probe, size_at_least, size_for_rate
+from sshbench.payload import needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
-from sshbench.results import Combination, Trial
+from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.settings import RunSettings
+from sshbench.steady import OMIT_S
+from sshbench.units import MIB
+
+FIRST_WINDOW_BYTES = 2 * MIB  # OpenSSH's channel window
 
 # The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
 # (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
@@ -38,11 +42,22 @@ class Calibration:
         if not (trial.valid and trial.mib_s):
             return False
         probed = self.sizes[combo]
-        self.sizes[combo] = self._size_for(trial.mib_s, trial)
-        if attempt + 1 < PROBE_ATTEMPTS and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size):
+        # A probe with no steady part (sshbench.steady) timed mostly the connection's start-up, whose rate is
+        # a fraction of the steady one (~0.3-0.5 on loopback): its late rate (the second half of its data
+        # phase) sizes the trials instead, without a bigger probe (which cost ~6 s of a default run).
+        rate = max(trial.mib_s, trial.late_mib_s or 0.0) if trial.steady_note == NO_STEADY_PART else trial.mib_s
+        self.sizes[combo] = self._size_for(rate, trial)
+        # A sampled probe (a steady or a late rate) needs no bigger one: the start-up stalls that made short
+        # probes misread are what the steady clock leaves out (re-probes took ~8 s of a default run).
+        sampled = trial.data_clock == STEADY_STATE or trial.late_mib_s is not None
+        if (
+            attempt + 1 < PROBE_ATTEMPTS
+            and not sampled
+            and needs_bigger_probe(trial.data_s, probed, s.seconds, s.max_size)
+        ):
             self.sizes[combo] = max(self.sizes[combo], min(probed * 4, s.max_size))
             return True
-        self.probe_rates[combo] = trial.mib_s
+        self.probe_rates[combo] = rate
         for member in self.groups.get(combo, ()):  # the group's others take this probe's size
             self.sizes[member] = self.sizes[combo]
         return False
@@ -53,7 +68,13 @@ class Calibration:
         of it (clock.reader_timed_too_little) rather than wall minus a handshake that swings by half a
         second at 0.1 core."""
         s = self.settings
-        size = size_for_rate(rate, s.seconds if seconds is None else seconds, s.max_size)
+        # `seconds` is the steady part's length; the omitted start-up (sshbench.steady) comes on top, so a
+        # short --seconds still leaves a steady part and the headline does not depend on it.
+        steady_s = s.seconds if seconds is None else seconds
+        # Rounded up, with the first channel window (2 MiB, sent before the remote reader starts) on top:
+        # rates here swing 1.5-2x between minutes, and a trial sized to the nearest power of two lost its
+        # steady part in 1 of 3 default-run trials (uploads at 0.25 s + omit).
+        size = size_at_least(int(rate * MIB * (steady_s + OMIT_S)) + FIRST_WINDOW_BYTES, s.max_size)
         if s.server_cpu is not None and probe is not None and probe.tcp_bytes_before_clock:
             self.window_bytes = max(self.window_bytes, probe.tcp_bytes_before_clock)
         if s.server_cpu is not None and self.window_bytes:
@@ -77,7 +98,8 @@ class Calibration:
         target = fitted_data_phase(
             time_left_s=time_left_s,
             transfers=transfers,
-            overhead_s=statistics.median(overheads),
+            # each trial also moves the omitted start (sshbench.steady) on top of its steady part
+            overhead_s=statistics.median(overheads) + OMIT_S,
             fixed_s=sum(walls[item.kind] for item in rest if item.kind != "transfer"),
             target_s=s.seconds,
             floor_s=FIT_FLOOR_S,
@@ -94,6 +116,15 @@ class Calibration:
         )
         s.seconds = round(target, 3)
         return notice
+
+
+def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: RunSettings) -> None:
+    """An adaptive run's measured transfer that had no steady part (a probe on a quiet minute, a rate
+    that rose since): the combination's next trials move four times as much, so that they count."""
+    combo = trial.combination
+    adaptive_size = settings.size is None and settings.file is None  # a user's --file has its own size
+    if adaptive_size and trial.kind == "transfer" and trial.steady_note == NO_STEADY_PART and combo in sizes:
+        sizes[combo] = max(sizes[combo], min(sizes[combo] * 4, settings.max_size))
 
 
 def round_cost(trials: list[Trial], combos: list[Combination]) -> float:

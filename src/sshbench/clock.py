@@ -1,6 +1,12 @@
 """Every rule that decides a trial's data phase (`Trial.data_s`, `Trial.data_clock`), in one place.
 
-Two clocks (README "How throughput is measured"):
+The headline clock is `steady-state` (docs/clock.md): the client connection's TCP byte counters sampled
+while the trial runs (sshbench.progress), the start-up left out (sshbench.steady); `data_s` is then the
+payload over that rate, and the data phase one of the two earlier clocks measured (start-up included)
+is kept as `whole_data_s` / `whole_data_clock`. A trial without a steady part keeps the earlier clock
+and says why (`steady_note`); summaries do not mix it with steady trials.
+
+The earlier clocks (README "How throughput is measured"):
 - `server-reader`: the server-side reader's own elapsed time (the pipe tool's `dd`), scaled by the bytes
   that arrived before it started (kernel count).
 - `wall-minus-handshake`: the trial's wall time minus the median wall time of a same-shape connection
@@ -13,8 +19,10 @@ from __future__ import annotations
 import statistics
 
 from sshbench.links import profile_named
-from sshbench.results import Trial
+from sshbench.results import STEADY_STATE, Trial
+from sshbench.steady import SteadyEstimate
 from sshbench.summary import handshake_costs
+from sshbench.units import MIB
 
 SERVER_READER = "server-reader"
 WALL_MINUS_HANDSHAKE = "wall-minus-handshake"
@@ -67,6 +75,19 @@ def set_reader_clock(trial: Trial, reader_s: float) -> None:
     trial.data_clock = SERVER_READER
 
 
+def apply_steady(trial: Trial, estimate: SteadyEstimate) -> None:
+    """Make the steady-state rate the trial's clock where the samples had a steady part; keep the earlier
+    clock's data phase (start-up included; None until cross_check for tools without a reader) beside it."""
+    trial.steady_note = estimate.note
+    trial.late_mib_s = estimate.late_mib_s
+    if estimate.mib_s is None or trial.kind != "transfer" or trial.payload_bytes <= 0:
+        return
+    trial.steady_window_s = estimate.window_s
+    trial.whole_data_s, trial.whole_data_clock = trial.data_s, trial.data_clock
+    trial.data_s = trial.payload_bytes / MIB / estimate.mib_s
+    trial.data_clock = STEADY_STATE
+
+
 def reader_timed_too_little(trial: Trial) -> bool:
     """The reader's clock started after more than half of the bytes had arrived, so its scaling
     (reader_data_phase) rests on the few it timed. Under a CPU quota on the server (--server-cpu) that
@@ -103,6 +124,13 @@ def cross_check(trials: list[Trial], slow_server: bool = False) -> None:
         if base is None:
             continue
         t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)
+        if t.data_clock == STEADY_STATE:
+            # the rate is the steady clock's; the whole data phase (for the start-up figure) is the earlier
+            # clock's, by the same rules as below
+            reader = t.whole_data_clock == SERVER_READER and t.whole_data_s
+            if not reader or (slow_link(t.combination.link) and t.wall_minus_handshake_s > (t.whole_data_s or 0)):
+                t.whole_data_s, t.whole_data_clock = t.wall_minus_handshake_s, WALL_MINUS_HANDSHAKE
+            continue
         if slow_server and t.valid and reader_timed_too_little(t):
             if t.wall_minus_handshake_s > 0:
                 t.data_s, t.data_clock = t.wall_minus_handshake_s, WALL_MINUS_HANDSHAKE
@@ -136,15 +164,16 @@ def clock_agreement(trials: list[Trial]) -> float | None:
     # Not on shaped or delayed links: there data flows while the remote shell starts, which the same-shape
     # handshake also contains, so wall minus handshake under-reads by design (the reader's clock, scaled
     # by the bytes that arrived before it started, does not).
+    # Steady-state trials: their whole data phase is the reader's (the clock compared here).
     ratios = [
-        t.data_s / t.wall_minus_handshake_s
+        whole / t.wall_minus_handshake_s
         for t in trials
         if t.kind == "transfer"
         and t.valid
         and not t.warmup
-        and t.data_clock == SERVER_READER
-        and t.data_s
-        and t.data_s >= AGREEMENT_MIN_DATA_S
+        and (t.whole_data_clock if t.data_clock == STEADY_STATE else t.data_clock) == SERVER_READER
+        and (whole := t.whole_data_s if t.data_clock == STEADY_STATE else t.data_s)
+        and whole >= AGREEMENT_MIN_DATA_S
         and t.wall_minus_handshake_s
         and not slow_link(t.combination.link)
         # -P N: wall minus an N-stream handshake is no clock for staggered streams (sshbench.streams)

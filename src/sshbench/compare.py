@@ -44,6 +44,9 @@ class ComparedRow:
     combination: Combination
     medians: list[float | None]  # MiB/s per run, None where the run lacks it or has no valid trial
     ratios: list[Ratio | None]  # runs[1:] against runs[0]
+    # runs[1:]: True where that run's rate is on another clock than the baseline's (steady state vs the
+    # earlier whole-data-phase clock, docs/clock.md): no ratio, the clocks differ
+    clocks_differ: list[bool] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -78,6 +81,7 @@ class Comparison:
     runs: list[RunHeader]
     rows: list[ComparedRow]  # combinations present in at least two runs
     only_in: dict[str, list[Combination]] = field(default_factory=dict)  # run label -> combinations only it has
+    clocks: list[str | None] = field(default_factory=list)  # per run: summary.run_clock
 
     @property
     def run_labels(self) -> list[str]:
@@ -124,17 +128,39 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
             only_in.setdefault(labels[present[0]], []).append(combo)
             continue
         base = per_run[0].get(combo)
+        differ = [
+            base is not None and combo in s and not summary.same_clock(base.data_clock, s[combo].data_clock)
+            for s in per_run[1:]
+        ]
         rows.append(
             ComparedRow(
                 combination=combo,
                 medians=[s[combo].median_mib_s if combo in s else None for s in per_run],
                 ratios=[
-                    ratio(r.get(combo, []), rates[0].get(combo, []), margin) if base is not None else None
-                    for r in rates[1:]
+                    ratio(r.get(combo, []), rates[0].get(combo, []), margin) if base is not None and not d else None
+                    for r, d in zip(rates[1:], differ)
                 ],
+                clocks_differ=differ,
             )
         )
-    return Comparison(runs=[_header(r, label) for r, label in zip(results, labels)], rows=rows, only_in=only_in)
+    return Comparison(
+        runs=[_header(r, label) for r, label in zip(results, labels)],
+        rows=rows,
+        only_in=only_in,
+        clocks=[summary.run_clock(r.trials) for r in results],
+    )
+
+
+def clock_lines(comparison: Comparison) -> list[str]:
+    """Where runs were measured by different clocks: their rates differ by the start-up, not by speed."""
+    if len({c for c in comparison.clocks if c is not None}) < 2:
+        return []
+    names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}
+    by = ", ".join(f"run {r.label}: {names.get(c or '', c or '-')}" for r, c in zip(comparison.runs, comparison.clocks))
+    return [
+        f"the clocks differ ({by}): rates of the steady-state clock leave each connection's start-up out, "
+        "so no ratio is given between them (docs/clock.md)"
+    ]
 
 
 def only_in_lines(comparison: Comparison) -> list[str]:

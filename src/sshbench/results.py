@@ -17,6 +17,10 @@ if TYPE_CHECKING:  # a record of the settings layer above; only its type is need
 
 IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
 NO_COMPRESSION = "none"
+# Trial.data_clock of a rate over the steady part of the transfer (sshbench.steady), start-up left out.
+STEADY_STATE = "steady-state"
+# Trial.steady_note of a transfer that ended before a steady part could be timed: it has no headline rate.
+NO_STEADY_PART = "too short: no steady part"
 # The cipher and kex of a tool that cannot be told which to use (rclone before 1.64): its rows are its own choice.
 UNPINNED = "unpinned"
 
@@ -107,9 +111,18 @@ class Trial:
     invalid_reason: str | None = None
     negotiated: Negotiated = field(default_factory=Negotiated)
     wall_s: float | None = None
-    # The data phase alone; see README "How throughput is measured".
+    # The data phase alone; see README "How throughput is measured". With data_clock "steady-state"
+    # (docs/clock.md; JSON schema 2) it is the payload over the steady-state rate, start-up left out.
     data_s: float | None = None
-    data_clock: str | None = None  # "server-reader" or "wall-minus-handshake"
+    data_clock: str | None = None  # "steady-state", "server-reader" or "wall-minus-handshake"
+    # The steady-state clock (sshbench.steady): the data phase the earlier clock measured (start-up
+    # included) and that clock's name; the steady window's length; why there is no steady rate.
+    whole_data_s: float | None = None
+    whole_data_clock: str | None = None
+    steady_window_s: float | None = None
+    steady_note: str | None = None  # "too short: no steady part", "no progress samples"
+    # Too short: the rate over the second half of its data phase (sshbench.steady), what calibration sizes from
+    late_mib_s: float | None = None
     # The server-side reader's own elapsed time (pipe tool), unscaled: the window server_cpu_s and
     # server_sink_cpu_s were measured over, whatever clock data_s ends up from.
     reader_s: float | None = None
@@ -146,6 +159,14 @@ class Trial:
     reader_ended_at: float | None = field(default=None, repr=False)
 
     @property
+    def startup_s(self) -> float | None:
+        """Seconds the start of the transfer cost against the steady rate (whole data phase minus payload
+        over the steady rate): set-up + this + size / steady rate predicts a transfer of any size."""
+        if self.data_clock != STEADY_STATE or self.whole_data_s is None or self.data_s is None:
+            return None
+        return self.whole_data_s - self.data_s
+
+    @property
     def mib_s(self) -> float | None:
         if self.kind not in ("transfer", "raw-tcp") or not self.data_s or self.data_s <= 0:
             return None
@@ -180,6 +201,12 @@ class Trial:
             "wall_s": self.wall_s,
             "data_s": self.data_s,
             "data_clock": self.data_clock,
+            "whole_data_s": self.whole_data_s,
+            "whole_data_clock": self.whole_data_clock,
+            "startup_s": self.startup_s,
+            "steady_window_s": self.steady_window_s,
+            "steady_note": self.steady_note,
+            "late_mib_s": self.late_mib_s,
             "reader_s": self.reader_s,
             "mib_s": self.mib_s,
             "ssh_reported_s": self.ssh_reported_s,

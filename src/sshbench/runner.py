@@ -18,7 +18,7 @@ from sshbench import builds, clock, environment, parallel, summary, why
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
-from sshbench.calibration import PROBE_ATTEMPTS, Calibration, round_cost
+from sshbench.calibration import PROBE_ATTEMPTS, Calibration, grow_if_too_short, round_cost
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
@@ -312,6 +312,8 @@ class Runner:
                     )
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
+            if not item.calibration:
+                grow_if_too_short(sizes, trial, s)
             for attempt in range(PROBE_ATTEMPTS) if item.calibration else ():  # a bigger probe while too short
                 if not calibration.after_probe(item.combination, trial, attempt):
                     break
@@ -354,7 +356,9 @@ class Runner:
             if self.on_plan:
                 self.on_plan(total)
             for index, item in enumerate(plan, start=done):
-                self._record(index, total, self._one(target, item, sizes, payloads, workdir), target)
+                trial = self._one(target, item, sizes, payloads, workdir)
+                self._record(index, total, trial, target)
+                grow_if_too_short(sizes, trial, s)
             done, rounds = total, rounds + 1
         undecided = summary.rankings(self.result.trials, s.tie)
         left = sum(len(stats.undecided_pairs(r)) for r in undecided.values())

@@ -13,7 +13,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-from sshbench.results import Trial
+from sshbench.results import STEADY_STATE, Trial
+from sshbench.units import MIB
 
 SERVER_READER = "server-reader"  # the same name as sshbench.clock's
 # Clocks of the receiving end (the pipe's reader, the raw TCP control's sink): streams line up on them.
@@ -93,6 +94,7 @@ def merge(parent: Trial, streams: list[Trial], server_cpu_total_s: float | None 
     checks = [t.verified for t in streams]
     parent.verified = False if False in checks else (True if checks and all(checks) else None)
     parent.data_s, parent.data_clock = common_data_phase(streams)
+    steady_aggregate(parent, streams)
     parent.per_stream = [_stream_entry(i, t, first_start) for i, t in enumerate(streams)]
     starts = _server_starts(streams)
     if starts is not None:  # where each stream's data phase began after the first one's (server clock)
@@ -101,14 +103,19 @@ def merge(parent: Trial, streams: list[Trial], server_cpu_total_s: float | None 
     return parent
 
 
+def _whole(t: Trial) -> tuple[float | None, str | None]:
+    """A stream's whole data phase and its clock (the earlier clock's, beside a steady-state rate)."""
+    return (t.whole_data_s, t.whole_data_clock) if t.data_clock == STEADY_STATE else (t.data_s, t.data_clock)
+
+
 def _server_starts(streams: list[Trial]) -> list[float] | None:
-    """Each stream's data-phase start on the server's clock: its reader's end minus its data phase."""
+    """Each stream's data-phase start on the server's clock: its reader's end minus its whole data phase."""
     if not streams or any(
-        t.kind == "handshake" or t.data_clock not in RECEIVER_CLOCKS or t.reader_ended_at is None or not t.data_s
+        t.kind == "handshake" or _whole(t)[1] not in RECEIVER_CLOCKS or t.reader_ended_at is None or not _whole(t)[0]
         for t in streams
     ):
         return None
-    return [t.reader_ended_at - t.data_s for t in streams if t.reader_ended_at is not None and t.data_s]
+    return [t.reader_ended_at - (_whole(t)[0] or 0.0) for t in streams if t.reader_ended_at is not None]
 
 
 def common_data_phase(streams: list[Trial]) -> tuple[float | None, str | None]:
@@ -121,7 +128,21 @@ def common_data_phase(streams: list[Trial]) -> tuple[float | None, str | None]:
         return None, None
     ends = [t.reader_ended_at for t in streams if t.reader_ended_at is not None]
     phase = max(ends) - min(starts)
-    return (phase, streams[0].data_clock) if phase > 0 else (None, None)
+    return (phase, _whole(streams[0])[1]) if phase > 0 else (None, None)
+
+
+def steady_aggregate(parent: Trial, streams: list[Trial]) -> None:
+    """Every stream had a steady part: the aggregate's steady rate is the sum of theirs (they start
+    together at the barrier and overlap in their steady parts; docs/clock.md), and the common data phase
+    becomes the whole one. Otherwise the parent keeps the earlier clock."""
+    rates = [t.mib_s for t in streams if t.data_clock == STEADY_STATE and t.mib_s]
+    if len(rates) != len(streams) or not rates or parent.payload_bytes <= 0:
+        if any(t.steady_note for t in streams):
+            parent.steady_note = next(t.steady_note for t in streams if t.steady_note)
+        return
+    parent.whole_data_s, parent.whole_data_clock = parent.data_s, parent.data_clock
+    parent.data_s, parent.data_clock = parent.payload_bytes / MIB / sum(rates), STEADY_STATE
+    parent.steady_window_s = min(t.steady_window_s or 0.0 for t in streams)
 
 
 def imbalance(per_stream: list[dict]) -> float | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sshbench import statistics as stats
-from sshbench.results import Combination, RunResult, Trial
+from sshbench.results import STEADY_STATE, Combination, RunResult, Trial
 from sshbench.streams import summarise_streams
 from sshbench.units import GIB
 
@@ -57,6 +57,11 @@ class Summary:
     slow_first_trial: bool = False  # the first measured trial is a slow outlier: add warm-up
     # -P N: medians over the valid trials of their per-stream figures (sshbench.parallel.summarise_streams)
     per_stream: dict | None = None
+    # The clock of its rates (Trial.data_clock; "steady-state" since JSON schema 2, docs/clock.md), and the
+    # median start-up cost against the steady rate (Trial.startup_s): set-up + this + size / rate predicts
+    # a transfer of any size.
+    data_clock: str | None = None
+    median_startup_s: float | None = None
 
     def to_json(self) -> dict:
         c = self.combination
@@ -107,6 +112,8 @@ class Summary:
                     "outlier_trials",
                     "slow_first_trial",
                     "per_stream",
+                    "data_clock",
+                    "median_startup_s",
                 )
             },
         }
@@ -180,13 +187,56 @@ def _wire_ratio(trials: list[Trial]) -> float | None:
     return _median_or_none(ratios)
 
 
+def _clock_of(trials: list[Trial]) -> str | None:
+    """The data clock of these trials' rates: the one they share, else "mixed"."""
+    clocks = {t.data_clock for t in trials if t.data_clock}
+    return clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None)
+
+
+def counted(trials: list[Trial], kind: str = "transfer") -> list[Trial]:
+    """The valid measured trials whose rates a summary counts. Per combination: its steady-state ones
+    (docs/clock.md) where it has any; a trial too short to have a steady part counts only where none has
+    one (a fixed --size too small for the clock), and its summary's data_clock then names the earlier
+    clock, start-up included."""
+    steady = {t.combination for t in trials if t.data_clock == STEADY_STATE and t.valid and t.mib_s}
+    return [
+        t
+        for t in trials
+        if t.kind == kind
+        and not t.warmup
+        and t.valid
+        and t.mib_s
+        and (t.data_clock == STEADY_STATE or t.combination not in steady)
+    ]
+
+
+EARLIER_CLOCK = "earlier"
+
+
+def run_clock(trials: list[Trial]) -> str | None:
+    """Which clock a run's transfer rates are on: STEADY_STATE for a run by an sshbench with the
+    steady-state clock (its trials were sampled: a steady rate or a note why not), EARLIER_CLOCK for a
+    run stored before it (JSON schema 1: rates over the whole data phase, start-up included); None
+    without transfers."""
+    transfers = [t for t in trials if t.kind == "transfer"]
+    if not transfers:
+        return None
+    sampled = any(t.data_clock == STEADY_STATE or t.steady_note is not None for t in transfers)
+    return STEADY_STATE if sampled else EARLIER_CLOCK
+
+
+def same_clock(a: str | None, b: str | None) -> bool:
+    """Whether two summaries' rates are on comparable clocks: steady state on both sides, or neither."""
+    return (a == STEADY_STATE) == (b == STEADY_STATE)
+
+
 def rates_by_round(trials: list[Trial], kind: str = "transfer") -> dict[Combination, dict[int, float]]:
     """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
     statistics.rank_groups and paired_ratio_ci take. Two trials of one round (never in a run, possible
     in hand-made data) are merged into their median."""
     collected: dict[Combination, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for t in trials:
-        if t.kind == kind and not t.warmup and t.valid and t.mib_s:
+    for t in counted(trials, kind):
+        if t.mib_s:
             collected[t.combination][t.repetition].append(t.mib_s)
     return {
         combo: {rep: statistics.median(values) for rep, values in by_round.items()}
@@ -221,6 +271,7 @@ def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_sco
 def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: str) -> None:
     """CIs, ranks in groups, the paired "x fastest" interval and outliers, onto the summaries."""
     rates = rates_by_round(trials, kind)
+    counting = counted(trials, kind)
     ranked = {
         entry.key: entry for ranking in rankings(trials, tie_margin, kind).values() for entry in ranking.combinations
     }
@@ -229,11 +280,7 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
         if not by_round:
             continue
         measured = sorted(
-            (
-                t
-                for t in trials
-                if t.kind == kind and not t.warmup and t.valid and t.mib_s and t.combination == s.combination
-            ),
+            (t for t in counting if t.combination == s.combination),
             key=lambda t: (t.repetition, t.started_at),
         )
         values = [t.mib_s for t in measured if t.mib_s]
@@ -259,9 +306,11 @@ def summarise_transfers(
         if t.kind == kind and not t.warmup:
             groups[t.combination].append(t)
     fixed_costs = handshake_costs(trials)
+    counting = set(map(id, counted(trials, kind)))
     summaries = []
     for combo, group in groups.items():
-        valid = [t for t in group if t.valid and t.mib_s is not None]
+        # a transfer too short to have a steady part does not count beside steady ones (counted): unmeasured
+        valid = [t for t in group if id(t) in counting]
         rates = sorted(t.mib_s for t in valid if t.mib_s is not None)
         if rates:
             q1, q3 = quartiles(rates)
@@ -271,7 +320,7 @@ def summarise_transfers(
                     combination=combo,
                     valid_trials=len(valid),
                     invalid_trials=sum(1 for t in group if not t.valid),
-                    unmeasured_trials=sum(1 for t in group if t.valid and t.mib_s is None),
+                    unmeasured_trials=sum(1 for t in group if t.valid and id(t) not in counting),
                     payload_bytes=max(t.payload_bytes for t in valid),
                     median_mib_s=statistics.median(rates),
                     min_mib_s=rates[0],
@@ -297,6 +346,8 @@ def summarise_transfers(
                         valid, fixed_costs.get(combo.shape, (None,) * 3), _connection_scoped(valid)
                     ),
                     per_stream=summarise_streams(valid),
+                    data_clock=_clock_of(valid),
+                    median_startup_s=_median_or_none([t.startup_s for t in valid if t.startup_s is not None]),
                 )
             )
         else:

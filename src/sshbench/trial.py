@@ -10,7 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from sshbench import clock
+from sshbench import clock, steady
+from sshbench.progress import Sampler
 from sshbench.results import (
     IMPLICIT_MAC,
     NO_COMPRESSION,
@@ -134,6 +135,8 @@ def run_trial(
         )
         RunningProcess.current = proc
         RunningProcess.running.add(proc)
+        # The steady-state clock's samples: the client connection's TCP counters (sshbench.progress)
+        sampler = Sampler(proc.pid, start).start() if kind == "transfer" else None
         timed_out = threading.Event()
 
         def _kill() -> None:
@@ -152,6 +155,7 @@ def run_trial(
         finally:
             timer.cancel()
         trial.wall_s = time.perf_counter() - start
+        progress = sampler.stop() if sampler is not None else None
         proc.returncode = os.waitstatus_to_exitcode(status)
         RunningProcess.running.discard(proc)
         if RunningProcess.current is proc:
@@ -194,7 +198,11 @@ def run_trial(
             if trial.reader_ended_at is not None and trial.data_s and combo.direction == "down":
                 # the data phase ends when the client has the tail: parallel streams line up on that end
                 trial.reader_ended_at += trial.data_s - sink.reader_s
-    elif server_cpu_before is not None:
+    if progress is not None:
+        samples = progress.samples
+        counts = [s.acked if combo.direction == "up" else s.received for s in samples]
+        clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
+    if not tool.reports_server_side and server_cpu_before is not None:
         after = target.server_cpu_total()
         if after is not None:
             trial.server_cpu_s, trial.server_cpu_scope = max(after - server_cpu_before, 0.0), "connection"

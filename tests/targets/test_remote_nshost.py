@@ -132,7 +132,10 @@ def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path
     raw = doc["baselines"]["raw_tcp_down"]["median_mib_s"]
     assert 9 < raw < 11.5, raw  # 100 Mbit/s carries 11.4 MiB/s of TCP payload (1448 of every 1514 bytes)
     for s in doc["summaries"]:
-        assert s["direction"] == "down" and s["median_mib_s"] < 11.5, s  # never above what the link carries
+        # never above what the link carries: 100 Mbit/s is 11.92 MiB/s of bytes. The steady-state clock reads
+        # 11.5-11.7 here (docs/clock.md), above the 11.4 of full-size packets' payload: tbf charges a GSO
+        # super-packet's headers once, and the start-up the earlier clock included is left out.
+        assert s["direction"] == "down" and s["median_mib_s"] < 100e6 / 8 / 2**20, s
         assert s["bound_by"] == "network", (s["cipher"], s["median_mib_s"], raw, s["bound_by_evidence"])
 
 

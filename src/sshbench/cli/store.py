@@ -200,7 +200,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     if kind == LATENCY:
         return _compare_latency(documents, [str(i) for i in ids], out)
     comparison = compare.compare_runs(results)
-    for line in compare.header_lines(comparison):
+    for line in [*compare.header_lines(comparison), *compare.clock_lines(comparison)]:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     out.print(compare_table(comparison))
     for line in compare.only_in_lines(comparison):
@@ -254,7 +254,10 @@ def compare_table(comparison) -> Table:
         table.add_column(f"{label} / {comparison.run_labels[0]}", justify="right")
     for row in comparison.rows:
         medians = ["-" if m is None else f"{m:.1f}" for m in row.medians]
-        ratios = ["-" if r is None else _ratio_cell(r) for r in row.ratios]
+        ratios = [
+            "clocks differ" if differ else "-" if r is None else _ratio_cell(r)
+            for r, differ in zip(row.ratios, row.clocks_differ or [False] * len(row.ratios))
+        ]
         table.add_row(Text(row.label), *medians, *ratios)  # Text: '[kex]' is not rich markup
     return table
 

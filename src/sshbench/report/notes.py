@@ -35,3 +35,25 @@ def implementation_notes(result) -> list[str]:
         return notes
     except Exception:
         return []
+
+
+def clock_notes(result) -> list[str]:
+    """Lines for the report where rates are not on the steady-state clock (docs/clock.md); never raises."""
+    from sshbench.results import STEADY_STATE
+    from sshbench.summary import EARLIER_CLOCK, run_clock, summaries
+
+    try:
+        if run_clock(result.trials) == EARLIER_CLOCK:
+            return [
+                "measured by the earlier clock (an sshbench before the steady-state clock): each rate includes "
+                "the connection's start-up, so it reads lower than a steady-state run's; compare says the clocks differ"
+            ]
+        rows = [s for s in summaries(result) if s.median_mib_s is not None and s.data_clock != STEADY_STATE]
+        if rows:
+            return [
+                f"{len(rows)} combination(s) had no trial long enough for a steady part: their rates include the "
+                "start-up (earlier clock, 'earlier clock' in --wide); use a bigger --size or the adaptive size"
+            ]
+        return []
+    except Exception:
+        return []

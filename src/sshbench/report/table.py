@@ -10,7 +10,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
-from sshbench.results import IMPLICIT_MAC, RunResult
+from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -129,7 +129,7 @@ def results_table(result: RunResult) -> Table:
     kexes = {s.combination.kex for s in summaries}
     # One kex for all rows: name it in the title rather than repeat it in a column.
     show_kex = len(kexes) > 1
-    title = "Throughput (data phase), fastest first" + ("" if show_kex else f"; kex {next(iter(kexes), '-')}")
+    title = "Throughput (steady state), fastest first" + ("" if show_kex else f"; kex {next(iter(kexes), '-')}")
     table = Table(title=title, title_justify="left")
     comparisons = baseline_analysis.compare(result)
     varying = varying_setup(summaries)
@@ -148,6 +148,7 @@ def results_table(result: RunResult) -> Table:
         *columns,
         *([("wire/payload", "right")] if show_wire else []),
         ("MiB/s", "right"),
+        ("start-up ms", "right"),  # time each connection's start lost against the steady rate (docs/clock.md)
         ("CV", "right"),
         ("x fastest", "right"),
         ("client CPU s/GiB", "right"),
@@ -170,6 +171,7 @@ def results_table(result: RunResult) -> Table:
             *([setup_label(c, varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
             _rate_cell(s),
+            _startup_cell(s),
             cv,
             _relative_cell(s),
             _fmt(s.client_cpu_s_per_gib, ".2f"),
@@ -191,6 +193,13 @@ def _rate_cell(s: summary.Summary) -> str:
     low, high = s.ci95_mib_s
     mark = "~" if (s.ci_coverage or 0.0) < CONFIDENCE else ""
     return f"{s.median_mib_s:.1f} ±{(high - low) / 2:.{0 if high - low >= 20 else 1}f}{mark}"
+
+
+def _startup_cell(s: summary.Summary) -> str:
+    """The median start-up cost in ms; `earlier clock` where the rate itself includes the start-up."""
+    if s.median_startup_s is not None:
+        return f"{s.median_startup_s * 1000:.0f}"
+    return "-" if s.data_clock in (None, STEADY_STATE) else "earlier clock"
 
 
 def _relative_cell(s: summary.Summary) -> str:
@@ -445,11 +454,14 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
         for note in security_hooks.report_notes(summary.summaries(result), result.environment, each=wide):
             console.print(f"security: {note}", markup=False, highlight=False)
         from sshbench.report.notes import (
+            clock_notes,  # rates not on the steady-state clock (earlier runs, trials too short)
             implementation_notes,  # other implementations: what their rows mean
         )
 
         for note in implementation_notes(result):
             console.print(f"implementations: {note}", markup=False, highlight=False)
+        for note in clock_notes(result):
+            console.print(f"clock: {note}", markup=False, highlight=False)
         for note in baseline_report.verdict_notes(baseline_analysis.compare(result)) if wide else []:
             console.print(f"bound by {note}", markup=False, highlight=False)
         for sweep in baseline_analysis.stream_sweeps(result):  # -P 1,2,...: how many streams are enough

@@ -22,7 +22,10 @@ from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.security import report_hooks as security_hooks
 from sshbench.settings import RunSettings
 
-SCHEMA_VERSION = 2  # of the JSON document (the SQLite schema has its own); docs/results-json.md, Schema versions
+# Of the JSON document (the SQLite schema has its own). 2 (docs/results-json.md, "Schema versions"): the
+# steady-state clock (`mib_s` / `data_s` of a trial with `data_clock` "steady-state" leave the start-up out) and
+# `relative_to_fastest` as the paired ratio to the row ranked first.
+SCHEMA_VERSION = 2
 
 
 def to_document(result: RunResult) -> dict:

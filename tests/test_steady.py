@@ -1,0 +1,172 @@
+"""The steady-state clock: the estimator as a pure function on synthetic samples shaped like the recorded
+ones (docs/clock.md), the summaries' choice of trials, and the sampler on a real sshd."""
+
+from __future__ import annotations
+
+import os
+
+from sshbench import steady
+from sshbench.cleanup import Cleanup
+from sshbench.clock import apply_steady, cross_check
+from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
+from sshbench.steady import estimate
+from sshbench.summary import summarise_transfers
+from sshbench.targets import PrivateOpenSSH
+from sshbench.tools.pipe import PipeTool
+from sshbench.trial import run_trial
+from sshbench.units import MIB
+
+COMBO = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
+
+
+def recorded_shape(steady_mib_s: float, steady_s: float, wire_per_payload: float = 1.0, dt: float = 0.01):
+    """Samples like a loopback upload's (bench/startup.py): handshake bytes, the first 2 MiB channel
+    window, a 0.3 s pause while the remote shell starts, 0.15 s at a third of the rate, then steady."""
+    times, counts = [], []
+    t, n = 0.0, 0.0
+    rate = steady_mib_s * MIB * wire_per_payload
+
+    def add(seconds: float, per_s: float) -> None:
+        nonlocal t, n
+        for _ in range(round(seconds / dt)):
+            t += dt
+            n += per_s * dt
+            times.append(round(t, 6))
+            counts.append(int(n))
+
+    add(0.2, 20_000)  # key exchange, auth
+    add(0.01, 2 * MIB / 0.01)  # the first window
+    add(0.3, 0)  # the remote shell starts
+    add(0.15, rate / 3)  # the ramp
+    add(steady_s, rate)
+    add(0.1, 0)  # channel close: the counter stays
+    payload = int((n - counts[0]) / wire_per_payload)
+    return times, counts, payload
+
+
+def test_the_steady_rate_leaves_out_the_start():
+    times, counts, payload = recorded_shape(500, 1.0)
+    est = estimate(times, counts, payload)
+    assert est.note is None and est.mib_s is not None
+    assert abs(est.mib_s / 500 - 1) < 0.02
+    # the data phase starts after the remote shell's pause, not at the first window
+    assert est.start_s is not None and abs(est.start_s - 0.51) < 0.02
+    assert est.window_start_s is not None and est.window_start_s >= est.start_s + steady.OMIT_S
+    # the whole transfer's rate is well below it: what the earlier clock read
+    whole = payload / MIB / (times[-11] - est.start_s)
+    assert whole < 0.95 * est.mib_s
+
+
+def test_wire_bytes_are_scaled_to_payload_bytes():
+    times, counts, payload = recorded_shape(300, 1.0, wire_per_payload=0.5)  # compressed 2:1
+    est = estimate(times, counts, payload)
+    assert est.mib_s is not None and abs(est.mib_s / 300 - 1) < 0.03
+
+
+def test_a_trial_too_short_says_so_and_has_no_rate():
+    times, counts, payload = recorded_shape(500, 0.05)
+    est = estimate(times, counts, payload)
+    assert est.mib_s is None and est.note == NO_STEADY_PART
+    assert estimate([0.0, 0.01], [0, 10], 10).note == steady.NO_SAMPLES
+
+
+def _trial(rep: int, mib_s: float, clock: str, note: str | None = None) -> Trial:
+    t = Trial(COMBO, "transfer", rep, False, 100 * MIB, 0.0, exit_status=0, valid=True, wall_s=1.0)
+    t.data_s, t.data_clock, t.steady_note = 100 / mib_s, clock, note
+    return t
+
+
+def test_summaries_count_steady_trials_and_label_the_clock():
+    trials = [
+        _trial(0, 900, STEADY_STATE),
+        _trial(1, 300, "server-reader", NO_STEADY_PART),
+        _trial(2, 950, STEADY_STATE),
+    ]
+    (s,) = summarise_transfers(trials)
+    assert s.valid_trials == 2 and s.unmeasured_trials == 1
+    assert s.median_mib_s == 925 and s.data_clock == STEADY_STATE
+    # no trial of the combination had a steady part: the earlier clock, named
+    (s,) = summarise_transfers([_trial(0, 300, "server-reader", NO_STEADY_PART)])
+    assert s.median_mib_s == 300 and s.data_clock == "server-reader"
+
+
+def test_apply_steady_keeps_the_whole_data_phase_and_the_start_up_cost():
+    t = _trial(0, 400, "server-reader")
+    times, counts, payload = recorded_shape(800, 1.0)
+    t.payload_bytes = payload
+    apply_steady(t, estimate(times, counts, payload))
+    assert t.data_clock == STEADY_STATE and t.whole_data_clock == "server-reader"
+    assert t.mib_s is not None and abs(t.mib_s / 800 - 1) < 0.02
+    assert t.startup_s is not None and t.startup_s == t.whole_data_s - t.data_s
+    handshake = Trial(COMBO, "handshake", 0, False, 0, 0.0, valid=True, wall_s=0.4)
+    cross_check([t, handshake])
+    assert t.data_clock == STEADY_STATE and t.whole_data_clock == "server-reader"  # the reader stays the whole clock
+    assert t.to_json()["startup_s"] == t.startup_s
+
+
+def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        kex = target.client_algorithms().default_kex[0]
+        payload = tmp_path / "payload"
+        payload.write_bytes(os.urandom(4 * MIB))
+        trial = run_trial(
+            ssh="ssh",
+            target=target,
+            tool=PipeTool(),
+            combo=Combination("aes128-ctr", "hmac-sha2-256", kex),
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload=payload,
+            payload_bytes=4 * MIB,
+            workdir=tmp_path,
+            timeout_s=60,
+        )
+    finally:
+        cleanup.close()
+    assert trial.valid, trial.invalid_reason
+    assert trial.steady_note == NO_STEADY_PART  # 4 MiB: over before the 0.2 s omit ends
+    assert trial.data_clock == "server-reader" and trial.mib_s is not None  # the earlier clock, kept
+
+
+def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_trials():
+    from sshbench.calibration import Calibration, grow_if_too_short
+    from sshbench.settings import RunSettings
+
+    times, counts, payload = recorded_shape(500, 0.05)
+    probe = _trial(0, 100, "server-reader")
+    probe.payload_bytes, probe.warmup = payload, True
+    apply_steady(probe, estimate(times, counts, payload))
+    assert probe.steady_note == NO_STEADY_PART and probe.late_mib_s is not None and probe.late_mib_s > 300
+    sizes = {COMBO: 16 * MIB}
+    settings = RunSettings(seconds=0.25)
+    Calibration([COMBO], settings, sizes).after_probe(COMBO, probe, 2)
+    # sized from the late rate (> 300 MiB/s) for the steady part plus the omitted start: at least 128 MiB
+    assert sizes[COMBO] >= 128 * MIB
+    short = _trial(1, 300, "server-reader", NO_STEADY_PART)
+    before = sizes[COMBO]
+    grow_if_too_short(sizes, short, settings)
+    assert sizes[COMBO] == min(4 * before, settings.max_size)
+    fixed = {COMBO: 64 * MIB}
+    grow_if_too_short(fixed, short, RunSettings(size=64 * MIB))
+    assert fixed[COMBO] == 64 * MIB  # a fixed --size never grows
+
+
+def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
+    from sshbench.compare import clock_lines, compare_runs
+    from sshbench.report.notes import clock_notes
+    from sshbench.results import RunResult
+    from sshbench.settings import RunSettings
+
+    old = RunResult(settings=RunSettings(), trials=[_trial(r, 300, "server-reader") for r in range(3)], run_id=1)
+    new = RunResult(settings=RunSettings(), trials=[_trial(r, 900, STEADY_STATE) for r in range(3)], run_id=2)
+    assert "earlier clock" in clock_notes(old)[0] and clock_notes(new) == []
+    comparison = compare_runs([old, new])
+    (row,) = comparison.rows
+    assert row.clocks_differ == [True] and row.ratios == [None]  # not a 3x speed-up
+    assert "clocks differ" in clock_lines(comparison)[0]
+    same = compare_runs([new, new])
+    assert same.rows[0].ratios[0] is not None and clock_lines(same) == []
