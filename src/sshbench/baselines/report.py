@@ -100,7 +100,9 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
             f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
             f"{_rate(check['unmasked_mib_s'])} unmasked",
         )
-    for line in sensitivity.summary_lines(baselines.get("why")):  # `run --why`: sensitivity (95% CI) per resource
+    for line in sensitivity.summary_lines(
+        baselines.get("why"), compact=compact
+    ):  # `run --why`: sensitivity (95% CI) per resource
         table.add_row("why (sensitivity)", line)
     for note in [] if compact else baselines.get("notes") or []:
         table.add_row("note", note)

@@ -188,8 +188,9 @@ def verdict_for(why: object, combination: Mapping[str, object]) -> dict | None:
     return None
 
 
-def summary_lines(why: object) -> list[str]:
-    """One line per combination experimented on, for the report's baselines table."""
+def summary_lines(why: object, compact: bool = False) -> list[str]:
+    """One line per combination experimented on, for the report's baselines table (`compact`, the default
+    report: a throttle that was not possible is named without its reason, which --wide and the JSON give)."""
     if not isinstance(why, dict):
         return []
     out = []
@@ -200,7 +201,7 @@ def summary_lines(why: object) -> list[str]:
         for t in entry.get("throttles") or []:
             name = t["resource"]
             if not t.get("possible"):
-                parts.append(f"{name}: not throttled ({t.get('reason')})")
+                parts.append(f"{name}: not throttled" + ("" if compact else f" ({t.get('reason')})"))
             elif t.get("sensitivity") is None:
                 parts.append(f"{name}: no valid pair")
             else:

@@ -16,6 +16,7 @@ from sshbench.store.document import SCHEMA_VERSION, jsonable, to_document
 class JsonStream:
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.written = 0  # trials so far: a trial run again in its round (too short) has an index of its own
 
     def _write(self, event: str, **fields: object) -> None:
         line = json.dumps({"event": event, "schema_version": SCHEMA_VERSION, **fields}, default=jsonable)
@@ -26,7 +27,8 @@ class JsonStream:
         self._write("plan", total_trials=total, settings=result.settings_json())
 
     def trial(self, index: int, total: int, trial: Trial) -> None:
-        self._write("trial", index=index, total_trials=total, trial=trial.to_json())
+        self.written += 1
+        self._write("trial", index=self.written, total_trials=max(total, self.written), trial=trial.to_json())
 
     def end(self, result: RunResult) -> None:
         document = to_document(result)
