@@ -369,8 +369,8 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     settings = result.settings
     rounds = max(summary.rounds_run(result), 1)
     elapsed = max((result.finished_at or result.started_at) - result.started_at, 0.0)
-    per_round = elapsed / (rounds + getattr(settings, "warmup", 0))
-    if getattr(settings, "adaptive", False):
+    per_round = elapsed / (rounds + settings.warmup)
+    if settings.adaptive:
         budget = max(math.ceil((elapsed + needed * per_round) / 60), 1)
         run = f"`sshbench run` with the same options and --budget {budget}m"
     else:
