@@ -271,7 +271,8 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
     """The row a connection with no options would be: its algorithms as recorded at discovery, with the
     fastest row's other settings (tool, direction, link, ...) where several were swept."""
-    recorded = (result.environment.get(policies.DEFAULTS_KEY) or {}).get("negotiated")
+    defaults = result.environment.get(policies.DEFAULTS_KEY)  # an imported document may hold anything here
+    recorded = defaults.get("negotiated") if isinstance(defaults, dict) else None
     if answer.pair != ("openssh", "openssh") or not isinstance(recorded, dict):
         answer.default_note = (
             "your ssh's default: not recorded (a run stored by an older sshbench)"
