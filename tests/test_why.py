@@ -175,12 +175,10 @@ def test_lfn1g_is_limited_by_the_window(tmp_path):
 
 
 def test_a_disk_sink_lists_the_disk_throttle_and_why_it_cannot_run():
-    class Remote:  # a remote host: only the client's CPU is sshbench's to slow
-        facts = object()
-        shares_local_filesystem = False
+    from fakes import FakeRemote  # a remote host: only the client's CPU is sshbench's to slow
 
     plan = throttles.plan_for(
-        Remote(), Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", sink="disk"), None
+        FakeRemote(), Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", sink="disk"), None
     )
     by_name = {t.resource: t for t in plan.throttles}
     assert set(by_name) == {"client-cpu", "server-cpu", "link", "disk"}
