@@ -166,6 +166,10 @@ class Target(ABC):
         """Where the raw TCP control's sink and sender run when not on 127.0.0.1 (an emulated link); None: there."""
         return None
 
+    def offer_client_builds(self, ssh_paths: list[str]) -> None:
+        """A build sweep (--ssh A,B): the other client builds, whose algorithms a server started here may
+        offer too. Default: nothing to do (a server whose lists are its own)."""
+
     def server_pid(self) -> int | None:
         """The server process sshbench started (its listener); None for one it did not start."""
         return None

@@ -108,6 +108,9 @@ class PrivateOpenSSH(LocalServer):
             sshd_session=settings.sshd_session,
         )
 
+    def offer_client_builds(self, ssh_paths: list[str]) -> None:
+        self.other_clients = list(ssh_paths)
+
     # --- set-up -------------------------------------------------------------------------------
 
     def start(self, cleanup: Cleanup) -> None:
