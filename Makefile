@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
 TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd
 
-.PHONY: setup sysdeps bench lint test clean
+.PHONY: setup sysdeps bench lint test test-fast clean
 
 sysdeps:
 	@sh scripts/ensure-system-deps.sh
@@ -31,6 +31,11 @@ test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
 	$(BIN)/python -m pytest -q
+
+# The fast tier only: no sshd, namespace or sshbench process started (tests/conftest.py marks the others
+# `e2e`); for the edit-test loop. `make test` runs both tiers.
+test-fast: $(BIN)/sshbench
+	$(BIN)/python -m pytest -q -m "not e2e"
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

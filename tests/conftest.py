@@ -3,10 +3,14 @@ each other's run records or results, and helpers to run the real CLI and find le
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import os
 import select
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -14,6 +18,94 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+# The two tiers (`make test` runs both; `make test-fast` only the fast one: `pytest -m "not e2e"`).
+# A test is end-to-end when it, a fixture it uses or a helper of its module calls one of these: each
+# starts a real sshd/server, a network namespace or an `sshbench` process. Anything else slow gets
+# `@pytest.mark.e2e` (or `pytestmark`) by hand; a test that calls one of them but is cheap all the same
+# can say `@pytest.mark.fast`.
+E2E_ENTRY_POINTS = frozenset(
+    {
+        "run_cli",
+        "start_cli",
+        "sshbench_argv",
+        "Runner",
+        "make_target",
+        "PrivateOpenSSH",
+        "NetnsOpenSSH",
+        "DropbearServer",
+        "AsyncsshServer",
+        "NamespaceHost",
+        "NamespaceLan",
+        "LinkPath",
+        "python -m sshbench",  # an argv list with "-m", "sshbench" in it (subprocess, tmux)
+    }
+)
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    """Names a function calls (`f(...)`, `mod.f(...)`) or takes as fixtures (its parameters)."""
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.List, ast.Tuple)):
+            words = [e.value if isinstance(e, ast.Constant) else None for e in sub.elts]
+            if any(a == "-m" and b == "sshbench" for a, b in zip(words, words[1:])):
+                names.add("python -m sshbench")
+        if isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Name):
+                names.add(sub.func.id)
+            elif isinstance(sub.func, ast.Attribute):
+                names.add(sub.func.attr)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.update(a.arg for a in sub.args.args)
+    return names
+
+
+@functools.cache
+def _e2e_names(path: str) -> frozenset[str]:
+    """The entry points plus every module-level function or class of `path` that reaches one (fixed point)."""
+    tree = ast.parse(Path(path).read_text(), path)
+    defs = {
+        n.name: _called_names(n)
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    found = set(E2E_ENTRY_POINTS)
+    grew = True
+    while grew:
+        grew = False
+        for name, calls in defs.items():
+            if name not in found and calls & found:
+                found.add(name)
+                grew = True
+    return frozenset(found)
+
+
+@functools.cache
+def _conftest_e2e_fixtures() -> frozenset[str]:
+    return _e2e_names(__file__) - E2E_ENTRY_POINTS
+
+
+def _is_end_to_end(item: pytest.Item) -> bool:
+    if item.get_closest_marker("e2e"):
+        return True
+    if item.get_closest_marker("fast") or not isinstance(item, pytest.Function):
+        return False
+    function = inspect.unwrap(item.function)
+    try:
+        source = inspect.getsource(function)
+        path = inspect.getsourcefile(function)
+    except (OSError, TypeError):
+        return False
+    reaching = _e2e_names(path) if path else E2E_ENTRY_POINTS
+    calls = _called_names(ast.parse(textwrap.dedent(source)))
+    return bool(calls & reaching or set(item.fixturenames) & (reaching | _conftest_e2e_fixtures()))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _is_end_to_end(item) and not item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Leave nothing behind: normal exit, SIGINT, SIGTERM, kill -9 (cleaned by the next run), sshd dying."""
+"""Leave nothing behind: normal exit, SIGINT, SIGTERM, sshd dying. kill -9 (cleaned by the next run), and
+SIGTERM again, for every server of the registry: tests/targets/test_lifecycle_per_server.py."""
 
 import json
 import os
@@ -10,7 +11,6 @@ import pytest
 from conftest import (
     communicate_or_dump,
     pid_alive,
-    run_cli,
     start_cli,
     wait_for_line,
     wait_until,
@@ -45,25 +45,6 @@ def test_signal_stops_everything_and_keeps_results(signum, code):
     wait_until(lambda: not pid_alive(sshd_pid), what="sshd to exit")
     assert not any(os.path.exists(p) for p in paths)
     assert not list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json"))
-
-
-def test_kill_9_leftovers_are_cleaned_by_the_next_run():
-    proc = start_cli(*LONG_RUN)
-    try:
-        wait_for_line(proc.stderr, "run 1:", also="transfer")
-        record = _record()
-        proc.kill()
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
-    ((sshd_pid, _),) = record["processes"]
-    assert pid_alive(sshd_pid), "sshd outlives a kill -9 (it runs in its own session)"
-    assert all(os.path.isdir(p) for p in record["paths"])
-    done = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--warmup", "0")
-    assert done.returncode == 0, done.stderr
-    assert "removed leftovers" in done.stderr
-    wait_until(lambda: not pid_alive(sshd_pid), what="the leftover sshd to be stopped")
-    assert not any(os.path.exists(p) for p in record["paths"])
 
 
 def test_sshd_dying_mid_run_is_reported_and_results_kept(tmp_path):

@@ -150,7 +150,8 @@ def test_a_quarter_core_server_is_limited_by_the_server_cpu(tmp_path):
 @pytest.mark.skipif(NETNS_REASON is not None, reason=f"emulated links unavailable here: {NETNS_REASON}")
 @pytest.mark.skipif(CGROUP_REASON is not None, reason=CGROUP_REASON or "")
 def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
-    _, entry, stdout = _why_run(tmp_path, "--link", "lan100m", "--size", "4M", "--why-rounds", "3")
+    # 5 rounds: at 3 (t = 4.3) a CPU's interval reached 0.82 in 1 of 3 quiet runs, too wide to show headroom
+    _, entry, stdout = _why_run(tmp_path, "--link", "lan100m", "--size", "4M", "--why-rounds", "5")
     link = _throttle(entry, "link")
     assert "50 Mbit/s" in link["setting"] and link["sensitivity"] == pytest.approx(1.0, abs=0.15), link
     assert link["ci95"][0] >= sensitivity.HIGH
@@ -175,12 +176,10 @@ def test_lfn1g_is_limited_by_the_window(tmp_path):
 
 
 def test_a_disk_sink_lists_the_disk_throttle_and_why_it_cannot_run():
-    class Remote:  # a remote host: only the client's CPU is sshbench's to slow
-        facts = object()
-        shares_local_filesystem = False
+    from fakes import FakeRemote  # a remote host: only the client's CPU is sshbench's to slow
 
     plan = throttles.plan_for(
-        Remote(), Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", sink="disk"), None
+        FakeRemote(), Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256", sink="disk"), None
     )
     by_name = {t.resource: t for t in plan.throttles}
     assert set(by_name) == {"client-cpu", "server-cpu", "link", "disk"}

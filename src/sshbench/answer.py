@@ -271,7 +271,8 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
     """The row a connection with no options would be: its algorithms as recorded at discovery, with the
     fastest row's other settings (tool, direction, link, ...) where several were swept."""
-    recorded = (result.environment.get(policies.DEFAULTS_KEY) or {}).get("negotiated")
+    defaults = result.environment.get(policies.DEFAULTS_KEY)  # an imported document may hold anything here
+    recorded = defaults.get("negotiated") if isinstance(defaults, dict) else None
     if answer.pair != ("openssh", "openssh") or not isinstance(recorded, dict):
         answer.default_note = (
             "your ssh's default: not recorded (a run stored by an older sshbench)"
@@ -369,8 +370,8 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     settings = result.settings
     rounds = max(summary.rounds_run(result), 1)
     elapsed = max((result.finished_at or result.started_at) - result.started_at, 0.0)
-    per_round = elapsed / (rounds + getattr(settings, "warmup", 0))
-    if getattr(settings, "adaptive", False):
+    per_round = elapsed / (rounds + settings.warmup)
+    if settings.adaptive:
         budget = max(math.ceil((elapsed + needed * per_round) / 60), 1)
         run = f"`sshbench run` with the same options and --budget {budget}m"
     else:

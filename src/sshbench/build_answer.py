@@ -186,7 +186,7 @@ def compute(result: RunResult) -> BuildAnswer | None:
         (p.get("ssh_build", ""), p.get("sshd_build", "")): p["negotiated"] for p in found if p.get("negotiated")
     }
     by_round = summary.rates_by_round(result.trials)
-    tie = getattr(result.settings, "tie", stats.DEFAULT_TIE_MARGIN)
+    tie = result.settings.tie
     base = pairings[0]
     top = min(rows, key=lambda s: (s.rank or 10**6, -(s.median_mib_s or 0.0)))
 

@@ -75,6 +75,14 @@ def set_reader_clock(trial: Trial, reader_s: float) -> None:
     trial.data_clock = SERVER_READER
 
 
+# Trial.steady_note where the steady-state clock is not used: a server under a CPU quota (--server-cpu, and
+# --why's throttles) takes data in bursts of its CFS period while the kernel keeps acknowledging into the socket
+# buffer, so the connection's counters read the buffer filling, not sshd: at 0.25 -> 0.125 core a why run read
+# the throttled trials faster than the unthrottled ones (69-85 vs 36-101 MiB/s). The server's reader times what
+# sshd delivered (the clock --server-cpu was tuned on: clock.reader_timed_too_little).
+QUOTA_NOTE = "not used: a CPU quota on the server (timed by its reader)"
+
+
 def apply_steady(trial: Trial, estimate: SteadyEstimate) -> None:
     """Make the steady-state rate the trial's clock where the samples had a steady part; keep the earlier
     clock's data phase (start-up included; None until cross_check for tools without a reader) beside it."""

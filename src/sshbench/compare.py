@@ -51,7 +51,7 @@ class ComparedRow:
     @property
     def label(self) -> str:
         c = self.combination
-        link = getattr(c, "link", "loopback")
+        link = c.link
         extra = [
             x
             for x in (
@@ -230,7 +230,7 @@ def compare_hosts(results: list[RunResult], labels: list[str]) -> HostComparison
             label=label,
             run_id=r.run_id,
             cpu_model=r.environment.get("cpu_model"),
-            aes_ni=False if getattr(r.settings, "no_aesni", False) else r.environment.get("aes_ni"),
+            aes_ni=False if r.settings.no_aesni else r.environment.get("aes_ni"),
             ssh_version=r.environment.get("server_ssh_version"),
             crypto_library=r.environment.get("client_crypto_library") or r.environment.get("openssl_version"),
         )

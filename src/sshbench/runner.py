@@ -101,7 +101,8 @@ class Runner:
                         for key, started in self._start_targets(server, cleanup):
                             self.targets[key] = started
                             target = target or started
-                        if left := getattr(self.targets.get(server), "removed_leftovers", None):  # a remote host's
+                        started_target = self.targets.get(server)
+                        if started_target is not None and (left := started_target.removed_leftovers):  # a remote's
                             self.result.notices.append(
                                 f"removed leftovers of an earlier run that was killed: {', '.join(left)}"
                             )
@@ -168,8 +169,7 @@ class Runner:
     def _offer_every_client(self, target: Target) -> None:
         """A build sweep's private sshd offers what any of the client builds speaks (mlkem768x25519-sha256 for
         OpenSSH 10.0's client even when 9.2's is the first)."""
-        if hasattr(target, "other_clients"):
-            target.other_clients = [b.path for b in self.ssh_builds[1:]]
+        target.offer_client_builds([b.path for b in self.ssh_builds[1:]])
 
     def _ssh_for(self, combo: Combination) -> str:
         """The ssh program of a combination: its client build's in a build sweep, else --ssh."""
@@ -263,7 +263,7 @@ class Runner:
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         # A remote host's control runs in each direction measured (the server sends for "down").
-        raw_directions = s.directions() if getattr(target, "remote_raw_tcp", False) else ["up"]
+        raw_directions = s.directions() if target.raw_tcp().both_directions else ["up"]
         raw_tcp_combos = (
             []
             if raw_tcp_combo is None

@@ -97,11 +97,13 @@ def run_trial(
     timeout_s: float,
     env: dict[str, str] | None = None,
     files: TrialFiles | None = None,
+    steady_clock: bool = True,
 ) -> Trial:
     """One connection. `kind == "handshake"` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
     from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
-    where it must differ from ours (--no-aesni sets OPENSSL_ia32cap)."""
+    where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `steady_clock` False (and any server under
+    a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE."""
     trial = Trial(
         combination=combo,
         kind=kind,
@@ -201,7 +203,10 @@ def run_trial(
     if progress is not None:
         samples = progress.samples
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
-        clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
+        if steady_clock and target.quota is None:
+            clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
+        elif kind == "transfer":
+            trial.steady_note = clock.QUOTA_NOTE
     if not tool.reports_server_side and server_cpu_before is not None:
         after = target.server_cpu_total()
         if after is not None:

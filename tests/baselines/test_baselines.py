@@ -307,14 +307,19 @@ def test_disk_sink_write_speed_is_measured_when_a_disk_sink_is_used(
 
 
 def test_raw_tcp_runs_for_private_servers_and_remotes_with_python3() -> None:
+    from sshbench.capabilities import RawTcpMode
     from sshbench.targets.private_openssh import PrivateOpenSSH
     from sshbench.targets.remote import RemoteHost
 
-    assert raw_tcp.supported(PrivateOpenSSH.__new__(PrivateOpenSSH))
-    remote = RemoteHost.__new__(RemoteHost)
-    assert raw_tcp.supported(remote)  # its sink runs on the remote (RemoteTcpSink)
+    private = PrivateOpenSSH.__new__(PrivateOpenSSH)
+    assert raw_tcp.supported(private) and private.raw_tcp().mode is RawTcpMode.LOCAL
+    remote = RemoteHost("nas")  # nothing contacted before start()
+    assert raw_tcp.supported(remote) and remote.raw_tcp().both_directions  # its sink runs on the remote
     remote.remote_raw_tcp = False  # start() found no python3 there
     assert not raw_tcp.supported(remote)
+    assert remote.raw_tcp().skip_reason == raw_tcp.REMOTE_SKIP_NOTE  # no reason of its own: the general note
+    remote.raw_tcp_skip_reason = "raw TCP control skipped: nas has no python3 to run its sink, nor nc and dd"
+    assert remote.raw_tcp().skip_reason == remote.raw_tcp_skip_reason
 
 
 def test_remote_sink_command_reads_the_script_then_keeps_stdin() -> None:

@@ -20,10 +20,13 @@ from sshbench.settings import RunSettings
 
 websocket = pytest.importorskip("websocket", reason="websocket-client is needed to drive Chromium")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="chromium is not installed (apt-get install chromium; `make test` installs it when run as root)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="chromium is not installed (apt-get install chromium; `make test` installs it when run as root)",
+    ),
+    pytest.mark.e2e,  # a real browser
+]
 TIMEOUT_S = 30
 
 

@@ -1,25 +1,20 @@
 """The private AsyncSSH server and AsyncSSH's own client: legacy ciphers OpenSSH removed, measured for real
-on loopback, kept apart from OpenSSH's rows, and cleaned up whatever ends the run."""
+on loopback, kept apart from OpenSSH's rows (cleaned up whatever ends the run: the per-server harness,
+tests/targets/test_lifecycle_per_server.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
 import pytest
 
 from conftest import (
-    communicate_or_dump,
-    pid_alive,
     pids_whose_cmdline_has,
     run_cli,
     sshbench_temp_dirs,
-    start_cli,
-    wait_for_line,
-    wait_until,
 )
 from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 from sshbench.sshlog import parse_ssh_log
@@ -93,37 +88,6 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
     assert not pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"]), (
         "an AsyncSSH server outlived the run"
     )
-    assert not sshbench_temp_dirs()
-
-
-@pytest.mark.skipif(ALGS.missing_reason is not None, reason=str(ALGS.missing_reason))
-def test_sigterm_stops_the_asyncssh_server_and_removes_its_dir():
-    proc = start_cli(
-        "run",
-        "--server",
-        "asyncssh",
-        "--ciphers",
-        "aes128-ctr",
-        "--size",
-        "1M",
-        "--runs",
-        "200",
-        "--warmup",
-        "0",
-        "--no-baselines",
-        "-v",
-    )
-    try:
-        wait_for_line(proc.stderr, "run 1:", also="transfer")
-        servers = pids_whose_cmdline_has("sshbench.targets.asyncssh_sshd", os.environ["TMPDIR"])
-        assert servers and sshbench_temp_dirs()
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = communicate_or_dump(proc)
-    finally:
-        proc.kill()
-    assert proc.returncode == 143, stderr
-    assert "Traceback" not in stderr and "Fastest here" in stdout
-    wait_until(lambda: not any(pid_alive(p) for p in servers), what="the AsyncSSH server to exit")
     assert not sshbench_temp_dirs()
 
 

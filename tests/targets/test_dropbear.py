@@ -1,25 +1,20 @@
 """A private Dropbear server (Debian's dropbear-bin) behind --server dropbear: real trials on loopback with
-the OpenSSH client, negotiated = requested, its receive window, and cleanup on every kind of exit."""
+the OpenSSH client, negotiated = requested, its receive window, and cleanup (SIGTERM and kill -9: the
+per-server harness, tests/targets/test_lifecycle_per_server.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import signal
 from pathlib import Path
 
 import pytest
 
 from conftest import (
-    communicate_or_dump,
-    pid_alive,
     pids_whose_cmdline_has,
     run_cli,
     sshbench_temp_dirs,
-    start_cli,
-    wait_for_line,
-    wait_until,
 )
 
 
@@ -75,40 +70,6 @@ def test_dropbear_trials_are_valid_and_labelled(tmp_path):
     assert "sshbench-" not in Path("/etc/passwd").read_text()
 
 
-@needs_dropbear
-def test_sigterm_stops_dropbear_and_removes_its_dir():
-    proc = start_cli(
-        "run",
-        "--server",
-        "dropbear",
-        "--ciphers",
-        "aes128-ctr",
-        "--size",
-        "1M",
-        "--runs",
-        "200",
-        "--warmup",
-        "0",
-        "--no-baselines",
-        "-v",
-    )
-    try:
-        wait_for_line(proc.stderr, "run 1:", also="transfer")
-        records = list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json"))
-        record = json.loads(records[0].read_text())
-        ((daemon, _),) = record["processes"]
-        assert pid_alive(daemon) and Path(f"/proc/{daemon}/exe").resolve().name == "dropbear"
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = communicate_or_dump(proc)
-    finally:
-        proc.kill()
-    assert proc.returncode == 143, stderr
-    assert "Traceback" not in stderr and "Fastest here" in stdout
-    wait_until(lambda: not pid_alive(daemon), what="dropbear to exit")
-    assert not sshbench_temp_dirs()
-    assert not list(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json"))
-
-
 def test_missing_dropbear_is_one_line_with_the_install_command(monkeypatch):
     monkeypatch.setenv("SSHBENCH_DROPBEAR", "/nonexistent/dropbear")
     done = run_cli("run", "--server", "dropbear", "--size", "1M", "--runs", "1", "--no-baselines")
@@ -123,38 +84,6 @@ def test_dropbear_window_beyond_its_maximum_is_refused():
     done = run_cli("run", "--server", "dropbear", "--dropbear-window", "20M", "--size", "1M", "--runs", "1")
     assert done.returncode == 2
     assert "--dropbear-window" in done.stderr and "10M" in done.stderr and "Traceback" not in done.stderr
-
-
-@needs_dropbear
-def test_kill_9_leaves_dropbear_for_the_next_run_to_stop():
-    proc = start_cli(
-        "run",
-        "--server",
-        "dropbear",
-        "--ciphers",
-        "aes128-ctr",
-        "--size",
-        "1M",
-        "--runs",
-        "200",
-        "--warmup",
-        "0",
-        "--no-baselines",
-        "-v",
-    )
-    try:
-        wait_for_line(proc.stderr, "run 1:", also="transfer")
-        record = json.loads(next(Path(os.environ["SSHBENCH_RUNTIME_DIR"]).glob("run-*.json")).read_text())
-        proc.kill()
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
-    ((daemon, _),) = record["processes"]
-    assert pid_alive(daemon), "dropbear outlives a kill -9 (it runs in its own session)"
-    done = run_cli("run", "--ciphers", "no-such-cipher", "--size", "1M", "--runs", "1", "--no-baselines")
-    assert "removed leftovers" in done.stderr, done.stderr
-    wait_until(lambda: not pid_alive(daemon), what="the leftover dropbear to be stopped")
-    assert not any(os.path.exists(p) for p in record["paths"])
 
 
 def test_dropbear_window_without_dropbear_is_refused():

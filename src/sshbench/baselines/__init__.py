@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from sshbench.baselines import aesni, crypto_ceiling, crypto_server, disk, raw_tcp, raw_tcp_remote
+from sshbench.capabilities import RemoteFacts, TargetCapabilities
 from sshbench.cleanup import disk_dir
 from sshbench.results import IMPLICIT_MAC, Combination
 
@@ -18,7 +19,7 @@ from sshbench.results import IMPLICIT_MAC, Combination
 def before_trials(
     *,
     combos: list[Combination],
-    target: object,
+    target: TargetCapabilities,
     enabled: bool,
     aesni_env: dict[str, str] | None,
     client_crypto_library: str | None = None,
@@ -51,36 +52,35 @@ def before_trials(
     failed = [name for name, entry in baselines["crypto"].items() if entry.get("mib_s") is None]
     if failed:
         baselines["notes"].append(f"openssl speed could not measure {', '.join(failed)}")
-    facts = getattr(target, "facts", None)  # a remote host (targets/remote_facts.py)
-    if facts is not None:
-        _server_side(baselines, combos, target, facts)
+    if target.facts is not None:  # a remote host (targets/remote_facts.py)
+        _server_side(baselines, combos, target, target.facts)
     for kind, names in (("cipher", {c.cipher for c in combos}), ("mac", {c.mac for c in combos})):
         for name in sorted(names):
             reason = crypto_ceiling.unmapped_reason(kind, name) if name != IMPLICIT_MAC else None
             if reason:
                 baselines["notes"].append(f"crypto ceiling: {reason}")
-    if raw_tcp.supported(target):
+    control = target.raw_tcp()
+    if control.runs:
         return baselines, raw_tcp.RAW_TCP
-    baselines["notes"].append(getattr(target, "raw_tcp_skip_reason", None) or raw_tcp.REMOTE_SKIP_NOTE)
+    baselines["notes"].append(control.skip_reason or raw_tcp.REMOTE_SKIP_NOTE)
     return baselines, None
 
 
-def _server_side(baselines: dict, combos: list[Combination], target: object, facts: object) -> None:
+def _server_side(baselines: dict, combos: list[Combination], target: TargetCapabilities, facts: RemoteFacts) -> None:
     """A remote host: its crypto ceiling (openssl speed there, cached per machine + OpenSSL) and the
     path's RTT for the window verdict (OpenSSH's default channel window assumed for its sshd)."""
     from sshbench.links.shaping import OPENSSH_CHANNEL_WINDOW
 
-    name = getattr(target, "host", "the remote")
-    if getattr(facts, "openssl_version", None) is None:
+    name = target.host or "the remote"
+    if facts.openssl_version is None:
         baselines["notes"].append(f"server crypto ceiling not measured: {name} has no openssl command")
     else:
-        run_remote = target.run_remote  # type: ignore[attr-defined]
-        found = crypto_server.server_ceilings(crypto_ceiling.primitives_needed(combos), facts, run_remote)
+        found = crypto_server.server_ceilings(crypto_ceiling.primitives_needed(combos), facts, target.run_remote)
         baselines["crypto_server"] = found
         failed = [p for p, entry in found.items() if entry.get("mib_s") is None]
         if failed:
             baselines["notes"].append(f"openssl speed on {name} could not measure {', '.join(failed)}")
-    rtt_s = getattr(facts, "rtt_s", None)
+    rtt_s = facts.rtt_s
     if rtt_s:
         baselines["link"] = {
             "window_bytes": OPENSSH_CHANNEL_WINDOW,
@@ -95,7 +95,7 @@ def after_trials(
     *,
     source_file: str | None = None,
     combos: list[Combination] | tuple = (),
-    target: object = None,
+    target: TargetCapabilities | None = None,
 ) -> None:
     """The disk baseline: read speed of the payload's source (the user's --file, else the largest
     generated payload; a note only when it lives in memory) and, when a combination wrote to a disk
@@ -110,8 +110,8 @@ def after_trials(
     if source is None:
         return
     found = disk.source_baseline(source)
-    if any(getattr(c, "sink", None) == "disk" for c in combos):
-        if getattr(target, "shares_local_filesystem", False):
+    if any(c.sink == "disk" for c in combos):
+        if target is not None and target.shares_local_filesystem:
             sink_dir = Path(disk_dir() or tempfile.gettempdir())
             found.sink_dir, found.sink_filesystem = str(sink_dir), disk.filesystem_of(sink_dir)
             try:

@@ -133,7 +133,7 @@ def two_machines(result: Any) -> tuple[bool, int | None, float | None]:
     remote = target.get("kind") == "remote"
     machine = target.get("machine")
     cores = machine.get("cores") if remote and isinstance(machine, dict) else None
-    quota = getattr(result.settings, "server_cpu", None) if not remote else None
+    quota = result.settings.server_cpu if not remote else None
     return remote, cores if isinstance(cores, int) else None, quota
 
 
@@ -143,7 +143,7 @@ def _disk_rate(disk: dict, combo: Combination) -> float | None:
     rates = []
     if disk.get("on_disk") and disk.get("read_mib_s"):
         rates.append(disk["read_mib_s"])
-    if getattr(combo, "sink", None) == "disk" and disk.get("write_mib_s"):
+    if combo.sink == "disk" and disk.get("write_mib_s"):
         rates.append(disk["write_mib_s"])
     return min(rates) if rates else None
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from sshbench.baselines import crypto_ceiling
 from sshbench.baselines.crypto_ceiling import CeilingCache, Primitive
+from sshbench.capabilities import RemoteFacts
 from sshbench.units import MIB
 
 RunRemote = Callable[[str, str | None, float], tuple[int, str]]
@@ -50,17 +51,17 @@ def parse_sections(output: str) -> dict[str, float | None]:
 
 
 def server_ceilings(
-    primitives: list[Primitive], facts: object, run_remote: RunRemote, cache: CeilingCache | None = None
+    primitives: list[Primitive], facts: RemoteFacts, run_remote: RunRemote, cache: CeilingCache | None = None
 ) -> dict[str, dict]:
     """{primitive name: {"mib_s", "openssl_args", "measured_at", "openssl_version", "cached"}}, the shape
     of crypto_ceiling.ceilings(): from the cache where this remote machine + OpenSSL has the figure,
     else measured there now (and stored)."""
     cache = cache or CeilingCache()
-    version = getattr(facts, "openssl_version", None)
+    version = facts.openssl_version
     key = crypto_ceiling.key_of(
-        getattr(facts, "machine", None),
-        getattr(facts, "machine_id", None),
-        list(getattr(facts, "cpu_lines", None) or []),
+        facts.machine,
+        facts.machine_id,
+        list(facts.cpu_lines),
         version,
         None,  # the remote's sshd runs without sshbench's OPENSSL_ia32cap mask
     )

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from sshbench import capabilities
 from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 
@@ -52,10 +53,7 @@ LOOPBACK = "127.0.0.1"
 DATA_CLOCK = "receiver"
 # A remote sink without python3 (nc and dd): the sender's clock, first byte sent to the sink's close
 SENDER_CLOCK = "sender"
-REMOTE_SKIP_NOTE = (
-    "raw TCP control skipped: it runs only against a private server on this machine for now "
-    "(a remote target needs a listener started on the remote)"
-)
+REMOTE_SKIP_NOTE = capabilities.REMOTE_SKIP_NOTE
 
 
 @dataclass
@@ -341,7 +339,7 @@ def run_raw_tcp_trial(
     return trial
 
 
-def supported(target: object) -> bool:
-    """Both ends on this machine: a private server (OpenSSH, Dropbear, AsyncSSH, or OpenSSH behind an
-    emulated link), not a remote host (that needs a listener started on the remote)."""
-    return bool(getattr(target, "shares_local_filesystem", False) or getattr(target, "remote_raw_tcp", False))
+def supported(target: capabilities.TargetCapabilities) -> bool:
+    """Both ends on this machine (a private server: OpenSSH, Dropbear, AsyncSSH, or OpenSSH behind an
+    emulated link), or a remote host that can run the sink (python3, or nc and dd)."""
+    return target.raw_tcp().runs

@@ -142,7 +142,7 @@ def _main_slice(summaries: list[Summary]) -> list[Summary]:
     groups: dict[tuple, list[Summary]] = defaultdict(list)
     for s in summaries:
         c = s.combination
-        groups[getattr(c, "shape", (c.kex, c.compression, c.tool, c.direction))].append(s)
+        groups[c.shape].append(s)
     return max(groups.values(), key=len) if groups else []
 
 
@@ -211,20 +211,15 @@ def cpu_chart(summaries: list[Summary]) -> Chart | None:
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmg]?)(?:bit|bps|b)?(?:/s)?\s*$", re.IGNORECASE)
 
 
-def link_mbit_s(combo: object) -> float | None:
+def link_mbit_s(combo: Combination) -> float | None:
     """The link bandwidth a combination was measured over, in Mbit/s, when it has a link dimension
     (its `link`: a profile of sshbench.links, a number of Mbit/s or a rate such as '100mbit'); None for
     loopback, unshaped or unknown links."""
     from sshbench import links
 
-    value = getattr(combo, "link_mbit_s", None)
-    if value is None:
-        value = getattr(combo, "link", None)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) if value > 0 else None
-    if isinstance(value, str) and (rate := links.rate_mbit_s(value)) is not None:
+    if (rate := links.rate_mbit_s(combo.link)) is not None:
         return rate  # a profile name ("lan1g") or a custom profile's canonical name
-    if isinstance(value, str) and (m := _RATE.match(value)):
+    if m := _RATE.match(combo.link):
         scale = {"k": 0.001, "": 1.0, "m": 1.0, "g": 1000.0}[m.group(2).lower()]
         return float(m.group(1)) * scale
     return None

@@ -49,6 +49,11 @@ def clock_notes(result) -> list[str]:
                 "the connection's start-up, so it reads lower than a steady-state run's; compare says the clocks differ"
             ]
         rows = [s for s in summaries(result) if s.median_mib_s is not None and s.data_clock != STEADY_STATE]
+        if rows and result.settings.server_cpu is not None:
+            return [
+                "--server-cpu: rates timed by the server's reader, start-up included (under a CPU quota sshd takes "
+                "data in bursts that the connection's counters cannot time; docs/clock.md)"
+            ]
         if rows:
             return [
                 f"{len(rows)} combination(s) had no trial long enough for a steady part: their rates include the "

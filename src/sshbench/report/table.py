@@ -38,9 +38,9 @@ def _transfer_line(result: RunResult) -> str:
 def _trials_line(result: RunResult) -> str:
     s = result.settings
     rounds = summary.rounds_run(result)
-    seed = getattr(s, "seed", None)
+    seed = s.seed
     order = f"interleaved, order shuffled (seed {seed})" if seed is not None else "interleaved"
-    if getattr(s, "adaptive", False):
+    if s.adaptive:
         return f"runs auto: {rounds} rounds (at least {s.runs}, budget {s.budget_s:g} s) + {s.warmup} warm-up, {order}"
     return f"{s.runs} runs + {s.warmup} warm-up, {order}"
 

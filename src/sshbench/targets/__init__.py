@@ -11,6 +11,7 @@ from sshbench.settings import RunSettings
 from sshbench.targets.asyncssh_server import AsyncsshServer
 from sshbench.targets.base import Target
 from sshbench.targets.dropbear import DropbearServer
+from sshbench.targets.netns_openssh import NetnsOpenSSH
 from sshbench.targets.private_openssh import PrivateOpenSSH
 from sshbench.targets.remote import RemoteHost
 
@@ -18,6 +19,11 @@ SERVERS: dict[str, type[Target]] = {
     "openssh": PrivateOpenSSH,
     "dropbear": DropbearServer,
     "asyncssh": AsyncsshServer,
+}
+# A --server behind emulated links (--link): the same server in a namespace pair. A run with any emulated
+# link starts this class instead of SERVERS' (check_settings refuses a server missing here).
+LINK_SERVERS: dict[str, type[Target]] = {
+    "openssh": NetnsOpenSSH,
 }
 
 
@@ -35,7 +41,7 @@ def check_settings(settings: RunSettings) -> None:
     for name in servers:
         if settings.host is None and name not in SERVERS:
             raise UsageError(f"unknown server {name!r}; known: {', '.join(SERVERS)}")
-    if emulated and servers != ["openssh"]:
+    if emulated and servers != ["openssh"]:  # LINK_SERVERS has OpenSSH only
         raise UsageError(f"--link {emulated[0].name} works with the private OpenSSH server only for now")
     if settings.server_cpu is not None:
         from sshbench.targets import cpu_quota
@@ -61,7 +67,18 @@ def make_target(settings: RunSettings, server: str = "openssh", env: dict[str, s
     check_settings(settings)
     if settings.host is not None:
         return RemoteHost.from_settings(settings, env)
+    if any(p.emulated for p in settings.link_profiles()):
+        return LINK_SERVERS[server].from_settings(settings, env)
     return SERVERS[server].from_settings(settings, env)
 
 
-__all__ = ["SERVERS", "PrivateOpenSSH", "RemoteHost", "Target", "check_settings", "make_target"]
+__all__ = [
+    "LINK_SERVERS",
+    "SERVERS",
+    "NetnsOpenSSH",
+    "PrivateOpenSSH",
+    "RemoteHost",
+    "Target",
+    "check_settings",
+    "make_target",
+]

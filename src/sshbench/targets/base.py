@@ -4,16 +4,22 @@ a legacy-capable server later), in the manner of pre-commit's language back-ends
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+from sshbench.capabilities import RawTcpControl, RawTcpMode, RemoteFacts
 from sshbench.cleanup import Cleanup
 
 if TYPE_CHECKING:
     from sshbench.settings import RunSettings
+    from sshbench.targets.cpu_quota import CpuQuota
 
 
 class Target(ABC):
+    """A target; what the stages beside it (baselines) read is sshbench.capabilities.TargetCapabilities,
+    which every Target satisfies through the defaults below."""
+
     kind: ClassVar[str]
 
     #: one line for headers and error messages, e.g. "private sshd 127.0.0.1:40211"
@@ -24,6 +30,16 @@ class Target(ABC):
     sshd_build: str = ""
     #: the server runs on this machine and sees its files (no copying of download sources)
     shares_local_filesystem: ClassVar[bool] = False
+    #: the ssh client program the target's own connections use (set-up commands, the login probe)
+    ssh: str = "ssh"
+    #: a remote target's host as given (`user@host` or an ssh_config alias); None: a server started here
+    host: str | None = None
+    #: a remote host's facts, read once at start (targets/remote_facts.py); None: a server started here
+    facts: RemoteFacts | None = None
+    #: what a kill -9'd earlier run left on a remote host and start() removed (for a notice)
+    removed_leftovers: Sequence[str] = ()
+    #: --server-cpu: the cgroup the server runs in (targets/cpu_quota.py); None: no quota of ours
+    quota: CpuQuota | None = None
 
     # --- building one from a run's settings (the registry, sshbench.targets.SERVERS, calls these) ---
 
@@ -84,7 +100,7 @@ class Target(ABC):
 
         argv = [
             *self.client_prefix(),
-            getattr(self, "ssh", "ssh"),
+            self.ssh,
             *self.client_options(),
             *self.destination(),
             command,
@@ -139,8 +155,23 @@ class Target(ABC):
     def before_trial(self, combo) -> None:
         """Called right before each trial of `combo` on this target (e.g. to shape its link)."""
 
+    def raw_tcp(self) -> RawTcpControl:
+        """How the raw TCP control runs against this target: both ends here for a server on this machine;
+        a remote target says otherwise."""
+        if self.shares_local_filesystem:
+            return RawTcpControl(RawTcpMode.LOCAL)
+        return RawTcpControl(RawTcpMode.SKIPPED)
+
     def raw_tcp_path(self) -> dict | None:
         """Where the raw TCP control's sink and sender run when not on 127.0.0.1 (an emulated link); None: there."""
+        return None
+
+    def offer_client_builds(self, ssh_paths: list[str]) -> None:
+        """A build sweep (--ssh A,B): the other client builds, whose algorithms a server started here may
+        offer too. Default: nothing to do (a server whose lists are its own)."""
+
+    def server_pid(self) -> int | None:
+        """The server process sshbench started (its listener); None for one it did not start."""
         return None
 
     def link_details(self) -> dict[str, dict] | None:

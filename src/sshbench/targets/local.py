@@ -68,6 +68,9 @@ class LocalServer(Target):
         self._server: ServerAlgorithms | None = None
         self.label = f"{self.server_name} on 127.0.0.1"
 
+    def server_pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
     # --- the daemon ---------------------------------------------------------------------------------
 
     def _ready_line(self, line: str) -> bool:

@@ -9,10 +9,12 @@ delay): numbers of one run then all come from one sshd on one path, and the repo
 
 from __future__ import annotations
 
+from sshbench.capabilities import RawTcpControl, RawTcpMode
 from sshbench.cleanup import Cleanup
 from sshbench.links import LinkProfile
 from sshbench.links.namespaces import _find_tool, require_support
 from sshbench.links.path import SERVER_ADDR, LinkPath
+from sshbench.settings import RunSettings
 from sshbench.targets.private_openssh import PrivateOpenSSH
 
 HOST_KEY_ALIAS = "sshbench-netns-sshd"  # one known_hosts entry for every path (direct or via a relay)
@@ -37,6 +39,19 @@ class NetnsOpenSSH(PrivateOpenSSH):
         self.current_link: str | None = None
         self._ip = _find_tool("ip") or "ip"
         self.link_report: dict[str, dict] = {}  # name -> LinkState.describe(), kept current for the report
+
+    @classmethod
+    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> NetnsOpenSSH:
+        """Every link of the run (loopback included) through one namespace pair (sshbench.links)."""
+        target = cls(
+            settings.link_profiles(),
+            sshd=settings.sshd_paths()[0],
+            ssh=settings.ssh_paths()[0],
+            env=env,
+            sshd_session=settings.sshd_session,
+        )
+        target.server_cpu = settings.server_cpu
+        return target
 
     def start(self, cleanup: Cleanup) -> None:
         self.path.create(cleanup)
@@ -89,6 +104,9 @@ class NetnsOpenSSH(PrivateOpenSSH):
     def destination(self) -> list[str]:
         end = self._endpoint()
         return [end.host if end else SERVER_ADDR]
+
+    def raw_tcp(self) -> RawTcpControl:
+        return RawTcpControl(RawTcpMode.LINK)
 
     def raw_tcp_path(self):
         """For the raw TCP control over the current link (sshbench.baselines.raw_tcp)."""

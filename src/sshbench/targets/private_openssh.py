@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sshbench import builds, sshd_options
 from sshbench.algorithms import (
+    ClientAlgorithms,
     ServerAlgorithms,
     client_algorithms,
     kexinit,
@@ -84,6 +85,8 @@ class PrivateOpenSSH(LocalServer):
         self.helper_config = dict(builds.inspect(self.sshd_path, "sshd", sshd_session).helpers) if sshd else {}
         # A build sweep's other client builds (--ssh A,B): the server offers what any of them speaks
         self.other_clients: list[str] = []
+        # What the config offers: the primary client and those builds, read at start()
+        self._offer: list[ClientAlgorithms] = []
         # --server-cpu: sshd (and every session it forks) in a cgroup with this many cores' quota
         self.server_cpu = server_cpu
         self.quota: CpuQuota | None = None
@@ -96,20 +99,7 @@ class PrivateOpenSSH(LocalServer):
 
     @classmethod
     def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> PrivateOpenSSH:
-        links = settings.link_profiles()
-        if any(p.emulated for p in links):
-            # Every link of the run (loopback included) through one namespace pair (sshbench.links).
-            from sshbench.targets.netns_openssh import NetnsOpenSSH
-
-            target = NetnsOpenSSH(
-                links,
-                sshd=settings.sshd_paths()[0],
-                ssh=settings.ssh_paths()[0],
-                env=env,
-                sshd_session=settings.sshd_session,
-            )
-            target.server_cpu = settings.server_cpu
-            return target
+        """The private sshd on 127.0.0.1 (a run with emulated links gets targets.LINK_SERVERS' instead)."""
         return cls(
             sshd=settings.sshd_paths()[0],
             ssh=settings.ssh_paths()[0],
@@ -117,6 +107,9 @@ class PrivateOpenSSH(LocalServer):
             server_cpu=settings.server_cpu,
             sshd_session=settings.sshd_session,
         )
+
+    def offer_client_builds(self, ssh_paths: list[str]) -> None:
+        self.other_clients = list(ssh_paths)
 
     # --- set-up -------------------------------------------------------------------------------
 
@@ -220,7 +213,7 @@ class PrivateOpenSSH(LocalServer):
 
     def _offered(self) -> dict[str, list[str]]:
         """Ciphers, MACs and kex of every client build, the primary one's order first."""
-        clients = getattr(self, "_offer", None) or [self._client]
+        clients: list[ClientAlgorithms | None] = list(self._offer) or [self._client]
         return {
             option: list(dict.fromkeys(name for c in clients if c is not None for name in getattr(c, attr)))
             for option, attr in (("Ciphers", "ciphers"), ("MACs", "macs"), ("KexAlgorithms", "kex"))

@@ -11,6 +11,7 @@ from sshbench.algorithms import (
     kexinit,
     parse_ssh_G,
 )
+from sshbench.capabilities import REMOTE_SKIP_NOTE, RawTcpControl, RawTcpMode, RemoteFacts
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import RunSettings
@@ -21,7 +22,8 @@ from sshbench.targets.base import Target, probe
 
 class RemoteHost(Target):
     kind = "remote"
-    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp_remote.RemoteTcpSink)
+    #: the raw TCP control runs with its sink on the remote (sshbench.baselines.raw_tcp_remote.RemoteTcpSink);
+    #: start() sets it False when the remote has neither python3 nor nc and dd
     remote_raw_tcp = True
 
     @classmethod
@@ -34,7 +36,7 @@ class RemoteHost(Target):
     def __init__(self, host: str, ssh: str = "ssh", ssh_config: str | None = None) -> None:
         if not host or host.startswith("-"):
             raise UsageError(f"not a host: {host!r}")
-        self.host = host
+        self.host: str = host
         self.ssh = ssh
         self.ssh_config = ssh_config
         self.effective: dict[str, str] = {}
@@ -46,7 +48,7 @@ class RemoteHost(Target):
         #: what a kill -9'd earlier run left on this host and start() removed (for a notice)
         self.removed_leftovers: list[str] = []
         #: cores, machine id, OpenSSL version, python3 and the path's RTT, read once in start()
-        self.facts = remote_facts.RemoteFacts()
+        self.facts: RemoteFacts = RemoteFacts()
         self.raw_tcp_port: int | None = None  # --raw-tcp-port: the control's port on the remote (None: any)
 
     def _config_args(self) -> list[str]:
@@ -95,6 +97,11 @@ class RemoteHost(Target):
             self.raw_tcp_skip_reason = (
                 f"raw TCP control skipped: {self.host} has no python3 to run its sink, nor nc and dd"
             )
+
+    def raw_tcp(self) -> RawTcpControl:
+        if self.remote_raw_tcp:
+            return RawTcpControl(RawTcpMode.REMOTE)
+        return RawTcpControl(RawTcpMode.SKIPPED, self.raw_tcp_skip_reason or REMOTE_SKIP_NOTE)
 
     def raw_tcp_path(self) -> dict:
         """The raw TCP control: its sink started on the remote over ssh, the sender connecting to it directly."""

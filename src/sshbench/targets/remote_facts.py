@@ -14,7 +14,8 @@ import socket
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+
+from sshbench.capabilities import RemoteFacts  # the record, below baselines, which read it
 
 # One section per fact, each after a marker line; a missing tool leaves its section empty.
 FACTS_SCRIPT = (
@@ -30,25 +31,6 @@ FACTS_SCRIPT = (
 )
 RTT_PROBES = 5  # TCP connects to the sshd; the median is the path's RTT
 RTT_TIMEOUT_S = 5.0
-
-
-@dataclass
-class RemoteFacts:
-    machine: str | None = None  # uname -m
-    machine_id: str | None = None
-    cpu_lines: list[str] = field(default_factory=list)  # model name and flags lines, as the local cache key reads them
-    openssl_version: str | None = None
-    cores: int | None = None  # online CPUs of the remote machine
-    python3: str | None = None  # path of the remote's python3, None without one
-    nc: str | None = None  # path of its nc where dd is there too (the control's fallback sink)
-    rtt_s: float | None = None  # median TCP connect time to the sshd (None: not measurable directly)
-    rtt_probes_ms: list[float] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        found = asdict(self)
-        found.pop("cpu_lines")
-        found["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in self.cpu_lines if ":" in ln), None)
-        return found
 
 
 def parse_facts(output: str) -> RemoteFacts:

@@ -31,6 +31,7 @@ from sshbench.baselines import sensitivity
 from sshbench.cleanup import Cleanup
 from sshbench.results import Combination
 from sshbench.targets import cpu_quota
+from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuota, CpuQuotaError
 
 
@@ -111,21 +112,24 @@ class ClientCpu(Throttle):
 @dataclass
 class ServerCpu(Throttle):
     resource: str = "server-cpu"
-    target: Any = None
+    target: Target | None = None
     group: CpuQuota | None = None
     own: bool = False  # a group of ours (else the target's --server-cpu group)
     base_fraction: float | None = None
 
     def setup(self, cleanup: Cleanup) -> None:
-        quota = getattr(self.target, "quota", None)
-        if isinstance(quota, CpuQuota):
+        assert self.target is not None
+        quota = self.target.quota
+        if quota is not None:
             self.group, self.base_fraction = quota, quota.fraction
             limit = quota.fraction * (1 - self.slowdown)
             self.setting = f"the --server-cpu quota {quota.fraction:g} -> {limit:g} core"
             return
         self.group, self.own = _unlimited_group(), True
         cleanup.push(self.teardown)
-        self.group.add(self.target.process.pid)  # sessions forked from now on are born inside
+        pid = self.target.server_pid()
+        assert pid is not None  # plan_for gives a reason (no throttle) for a server sshbench did not start
+        self.group.add(pid)  # sessions forked from now on are born inside
         self.setting = (
             f"cgroup {self.group.version} CPU quota {1 - self.slowdown:g} core "
             f"({self.group.period_us // 1000} ms period) around the server's sessions"
@@ -190,11 +194,11 @@ def _cgroup_reason() -> str | None:
     return None
 
 
-def _is_remote(target: Any) -> bool:
-    return getattr(target, "facts", None) is not None or not getattr(target, "shares_local_filesystem", False)
+def _is_remote(target: Target) -> bool:
+    return target.facts is not None or not target.shares_local_filesystem
 
 
-def plan_for(target: Any, combo: Combination, raw_tcp_mib_s: float | None) -> Plan:
+def plan_for(target: Target, combo: Combination, raw_tcp_mib_s: float | None) -> Plan:
     """Which throttles apply to `combo` on `target` (`raw_tcp_mib_s`: the control's median on its link)."""
     from sshbench.links import LINKS
     from sshbench.targets.netns_openssh import NetnsOpenSSH
@@ -205,7 +209,7 @@ def plan_for(target: Any, combo: Combination, raw_tcp_mib_s: float | None) -> Pl
     server = ServerCpu(target=target, reason=cg)
     if remote:
         server.reason = "the server is another machine: sshbench puts no cgroup there"
-    elif server.reason is None and getattr(getattr(target, "process", None), "pid", None) is None:
+    elif server.reason is None and target.server_pid() is None:
         server.reason = "the server's process is not one sshbench started"
     link = LinkRate()
     if remote:

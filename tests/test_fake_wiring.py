@@ -1,0 +1,107 @@
+"""The planner, the schedule, the statistics and the reports wired together with a fake target and a fake
+tool (tests/fakes.py): no sshd, milliseconds per test. What the numbers are comes from the end-to-end tier;
+what is done with them, in which order, is checked here."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from fakes import AEAD, CLIENT, FakeRemote, FakeTarget, FakeTool, MadeUpRates, run_from_plan
+from sshbench import answer, baselines, summary
+from sshbench.baselines import crypto_server, raw_tcp
+from sshbench.capabilities import RemoteFacts
+from sshbench.plan import handshake_combinations, plan_matrix, schedule
+from sshbench.results import IMPLICIT_MAC
+from sshbench.settings import RunSettings
+from sshbench.store.document import to_document
+
+CIPHERS = "aes128-gcm@openssh.com,aes128-ctr,aes256-ctr"
+
+
+def _plan(notices: list[str] | None = None, **options):
+    settings = RunSettings(ciphers=CIPHERS, **options)
+    tools = {"fake": FakeTool()}
+    return plan_matrix({"openssh": FakeTarget()}, tools, settings, notices if notices is not None else []), settings
+
+
+def test_the_matrix_is_every_selected_cell_plus_the_default_reference():
+    notices: list[str] = []
+    combos, _ = _plan(notices, macs="hmac-sha2-256,umac-64-etm@openssh.com", compression="both", direction="both")
+    cells = {(c.cipher, c.mac, c.compression, c.direction) for c in combos}
+    # AEAD: one MAC column; the others: each MAC; each with and without compression, both directions
+    assert len(combos) == len(cells) == (1 + 2 * 2) * 2 * 2 + 2 * 2  # + the client's default, chacha20
+    assert {c.mac for c in combos if c.cipher in AEAD} == {IMPLICIT_MAC}
+    assert {c.tool for c in combos} == {"fake"} and {c.server for c in combos} == {"openssh"}
+    default = CLIENT.default_ciphers[0]
+    assert any(c.cipher == default for c in combos) and any(default in n for n in notices), notices
+
+
+def test_no_baselines_drops_the_default_reference():
+    combos, _ = _plan(baselines=False)
+    assert {c.cipher for c in combos} == set(CIPHERS.split(","))
+
+
+def test_each_measured_round_runs_every_combination_once_in_a_seeded_order():
+    combos, _ = _plan(baselines=False)
+    handshakes = handshake_combinations(combos)
+    plan = schedule(combos, handshakes, runs=4, warmup=1, calibrate=True, seed=7)
+    measured = [p for p in plan if not p.warmup]
+    for rep in range(4):
+        this_round = [p for p in measured if p.repetition == rep]
+        kinds = [p.kind for p in this_round]
+        assert kinds == sorted(kinds, key=lambda k: k != "handshake")  # its handshakes open the round
+        assert Counter(p.combination for p in this_round if p.kind == "transfer") == Counter(combos)
+    orders = {tuple(p.combination for p in measured if p.repetition == r and p.kind == "transfer") for r in range(4)}
+    assert len(orders) > 1  # shuffled per round...
+    assert schedule(combos, handshakes, runs=4, warmup=1, calibrate=True, seed=7) == plan  # ...replayably
+    assert any(p.calibration for p in plan if p.warmup) and not any(p.calibration for p in measured)
+
+
+def test_the_summaries_rank_made_up_rates_in_their_order():
+    combos, settings = _plan(baselines=False)
+    rates = MadeUpRates({"aes128-gcm@openssh.com": 1000.0, "aes128-ctr": 400.0, "aes256-ctr": 200.0})
+    result = run_from_plan(schedule(combos, [], runs=5, warmup=0, calibrate=False, seed=1), combos, rates, settings)
+    rows = summary.summaries(result)
+    assert [s.combination.cipher for s in rows] == ["aes128-gcm@openssh.com", "aes128-ctr", "aes256-ctr"]
+    for s in rows:
+        assert s.valid_trials == 5 and s.median_mib_s == pytest.approx(rates.per_cipher[s.combination.cipher])
+    assert [s.rank for s in rows] == [1, 2, 3] and all(s.decided for s in rows)
+    assert rows[1].relative_to_fastest == pytest.approx(2.5, rel=0.05)
+    conclusion = answer.compute(result)
+    assert conclusion is not None and conclusion.fastest
+    assert "aes128-gcm@openssh.com" in json.dumps(to_document(result)["answer"])
+
+
+def test_equal_rates_are_tied_not_ranked():
+    combos, settings = _plan(baselines=False)
+    rates = MadeUpRates(other=500.0)  # the same path for every cipher, the same jitter per round
+    result = run_from_plan(schedule(combos, [], runs=6, warmup=0, calibrate=False, seed=3), combos, rates, settings)
+    rows = summary.summaries(result)
+    assert {s.rank_label for s in rows} == {"=1"}, [(s.combination.cipher, s.rank_label) for s in rows]
+
+
+def test_a_local_target_gets_the_raw_tcp_control():
+    found, control = baselines.before_trials(combos=[], target=FakeTarget(), enabled=True, aesni_env=None)
+    assert control == raw_tcp.RAW_TCP and found["crypto_server"] is None and "link" not in found
+
+
+def test_a_remote_target_gets_its_facts_read_and_the_skip_note(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    facts = RemoteFacts(machine="x86_64", machine_id="abc", openssl_version=None, rtt_s=0.02)
+    remote = FakeRemote("nas", facts)
+    found, control = baselines.before_trials(combos=[], target=remote, enabled=True, aesni_env=None)
+    assert control is None and raw_tcp.REMOTE_SKIP_NOTE in found["notes"]
+    assert "server crypto ceiling not measured: nas has no openssl command" in found["notes"]
+    assert found["link"]["rtt_s"] == 0.02 and remote.commands == []
+    # with OpenSSL there, its ceiling is measured through the target's run_remote (this machine's own
+    # ceiling, openssl speed for a second per primitive, is the end-to-end tier's)
+    monkeypatch.setattr(baselines.crypto_ceiling, "ceilings", lambda primitives, env=None: {})
+    combos, _ = _plan(baselines=False)
+    remote.facts = RemoteFacts(machine="x86_64", machine_id="abc", openssl_version="OpenSSL 3.0.19")
+    remote.replies[""] = (0, "")  # openssl speed said nothing: not measured, never a made-up figure
+    found, _ = baselines.before_trials(combos=combos, target=remote, enabled=True, aesni_env=None)
+    assert remote.commands and all(crypto_server.MARK.strip() in c or "openssl" in c for c in remote.commands)
+    assert found["crypto_server"] and all(e["mib_s"] is None for e in found["crypto_server"].values())
