@@ -348,6 +348,11 @@ def test_ranks_are_shared_only_by_tied_neighbours(lists: dict[str, list[float]])
     relative = [c.relative.ratio for c in ranking.combinations if c.relative is not None]
     assert relative[0] == 1.0 and relative == sorted(relative)
     assert [c.group for c in ranking.combinations] == sorted(c.group for c in ranking.combinations)
+    rates = {key: dict(enumerate(values)) for key, values in lists.items()}
+    for group in ranking.groups():
+        for key in group[1:]:  # none told apart from (decided slower than) the group's first
+            against_first = paired_ratio_ci(rates[group[0]], rates[key])
+            assert compare_pair(against_first) != "ordered" or against_first.ratio < 1.0
     assert set(combinations_needing_rounds(ranking)) == {
         key for p in undecided_pairs(ranking) for key in (p.faster, p.slower)
     }
@@ -362,6 +367,21 @@ def test_with_the_same_rounds_every_neighbour_ratio_agrees_with_the_order(lists:
         assert pair.estimate.ratio >= 1.0 - 1e-9
     for group_index, group in enumerate(ranking.groups()):
         assert all(c.group == group_index for c in ranking.combinations if c.key in group)
+
+
+def test_a_group_does_not_chain_undecided_neighbours_past_its_first_row() -> None:
+    """Issue 24, a noisy default run: every neighbour pair undecided, yet row 1 and row 4 decided apart;
+    the conclusion had called all of them "not told apart"."""
+    rates = {
+        "a": {0: 1000.0, 1: 1200.0, 2: 1100.0},
+        "b": {0: 1050.0, 1: 700.0, 2: 1000.0},
+        "c": {0: 600.0, 1: 650.0, 2: 900.0},
+        "d": {0: 480.0, 1: 610.0, 2: 540.0},  # 2.03x (1.89-2.18) slower than a
+    }
+    ranking = rank_groups(rates)
+    assert [p.decision for p in ranking.pairs] == ["undecided"] * 3
+    assert compare_pair(paired_ratio_ci(rates["a"], rates["d"])) == "ordered"
+    assert ranking.groups() == [["a", "b", "c"], ["d"]]
 
 
 def test_why_undecided_names_the_reason_its_own_figures_give() -> None:

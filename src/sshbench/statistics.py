@@ -336,7 +336,9 @@ class RankedCombination(Generic[K]):
     # The first combination's throughput over this one's, paired by round: the one estimate the order, the
     # "x fastest" column and the conclusion all use (1.0 for the first; never decreasing down the ranking).
     relative: RatioEstimate | None = None
-    group: int = 0  # index of its group: neighbours that are tied or undecided share one (recommendations)
+    # Index of its group (recommendations): a group is a run of neighbours, tied or undecided each with the
+    # one above, and none told apart from the group's first (rank_groups).
+    group: int = 0
 
     @property
     def rank_label(self) -> str:
@@ -350,7 +352,8 @@ class Ranking(Generic[K]):
 
     def groups(self) -> list[list[K]]:
         """The combinations in groups, fastest group first: a group ends at a neighbour pair that is
-        ordered; inside it every neighbour pair is tied or undecided (the run could not order them)."""
+        ordered, or at a row told apart from the group's first; inside it every neighbour pair is tied or
+        undecided (the run could not order them)."""
         out: list[list[K]] = []
         for c in self.combinations:
             if c.group == len(out):
@@ -422,9 +425,19 @@ def rank_groups(
             decision = "undecided"
         pairs.append(PairDecision(faster, slower, estimate, decision))
     ranks, groups = [1], [0]
+    head = order[0]  # the first of the current group
     for i, pair in enumerate(pairs, start=1):
         ranks.append(ranks[-1] if pair.decision == "tied" else i + 1)
-        groups.append(groups[-1] + 1 if pair.decision == "ordered" else groups[-1])
+        # A group holds the rows not told apart from its first row. Neighbours alone would chain: on a noisy
+        # run every neighbour pair can be undecided while row 1 and row 9 are 3.7x (3.3-4.2) apart, and the
+        # conclusion then called nine rows "not told apart".
+        joins = pair.decision != "ordered"
+        if joins and head != order[i - 1]:
+            against_head = paired_ratio_ci(rates[head], rates[order[i]], confidence)
+            joins = not (compare_pair(against_head, tie_margin, min_coverage) == "ordered" and against_head.ratio > 1.0)
+        if not joins:
+            head = order[i]
+        groups.append(groups[-1] if joins else groups[-1] + 1)
     ranked = []
     for i, key in enumerate(order):
         neighbours = pairs[max(i - 1, 0) : i + 1]

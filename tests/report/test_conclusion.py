@@ -153,3 +153,28 @@ def test_the_config_lines_put_first_what_the_headline_names() -> None:
     assert found is not None and found.config
     ciphers = next(line for line in found.config if line.startswith("Ciphers"))
     assert ciphers.startswith(f"Ciphers ^{found.fastest[0].cipher}"), (found.fastest, ciphers)
+
+
+def test_on_a_narrow_terminal_lines_break_between_words_and_config_lines_stay_whole() -> None:
+    import io
+
+    from rich.console import Console
+
+    from sshbench.report import conclusion
+
+    result = _run({GCM128: [700, 690, 710], GCM256: [695, 700, 690], CHACHA: [380, 350, 390]})
+    found = answer.compute(result)
+    assert found is not None and found.config
+    out = io.StringIO()
+    conclusion.print_block(result, Console(file=out, width=60, force_terminal=True, color_system=None))
+    printed = out.getvalue().splitlines()
+    for line in found.config:  # pasted as they are: one line each, however long
+        assert f"    {line}" in printed
+    words = {w for line in found.lines() for w in line.split()}
+    for line in printed:
+        if line.strip() not in found.config:
+            assert len(line) <= 60 or len(line.split()) == 1, line
+            assert all(w in words for w in line.split()), line  # no word cut in two
+    piped = io.StringIO()
+    conclusion.print_block(result, Console(file=piped, width=60, color_system=None))
+    assert piped.getvalue().splitlines() == found.lines()  # into a pipe: one line per fact

@@ -57,6 +57,16 @@ def test_preference_keeps_the_defaults_after_the_fastest() -> None:
     assert head is not None and head.value == "^aes128-gcm@openssh.com"  # the shortest head giving that order
 
 
+def test_no_reorder_behind_the_clients_own_first_choice() -> None:
+    """Issue 24: a noisy run grouped chacha20-poly1305 (the default) with aes192-ctr and the GCMs and wrote
+    `Ciphers ^chacha20-poly1305@openssh.com,aes192-ctr,...`: a line that changes nothing ssh negotiates,
+    under a conclusion saying configuring buys nothing measurable."""
+    group = [CIPHERS[0], "aes192-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+    assert option_line("Ciphers", group, CIPHERS, everything, NEW) is None
+    removal = option_line("MACs", [MACS[0], "hmac-sha1"], MACS, no_sha1, NEW)  # removals are still written
+    assert removal is not None and removal.text == "MACs -hmac-sha1-etm@openssh.com"
+
+
 def test_policy_removals_use_minus_and_both_spell_the_list_out() -> None:
     removal = option_line("MACs", [MACS[0]], MACS, no_sha1, NEW)
     assert removal is not None and removal.text == "MACs -hmac-sha1-etm@openssh.com,hmac-sha1"

@@ -43,7 +43,7 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
         table.add_row(
             "raw TCP",
             f"{_rate(raw.median_mib_s)} median ({raw.min_mib_s or 0:.0f}-{raw.max_mib_s or 0:.0f}, "
-            f"{raw.valid_trials} runs; same payload, no SSH, timed by the receiver)"
+            f"{raw.valid_trials} runs; same payload, no SSH{'' if compact else ', timed by the receiver'})"
             + (
                 f"; link {raw.combination.link}, every link in the Links table"
                 if raw.combination.link != "loopback"
@@ -64,10 +64,8 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
             rates = ", ".join(f"{name} {_rate(e.get('mib_s'))}" for name, e in crypto.items())
             if compact:
                 speeds = sorted((e.get("mib_s") or 0.0, name) for name, e in crypto.items())
-                rates = f"{speeds[0][1]} {_rate(speeds[0][0])} to {speeds[-1][1]} {_rate(speeds[-1][0])}" + (
-                    f" ({len(speeds)} primitives; each with --wide)" if len(speeds) > 2 else ""
-                )
-                table.add_row(label, f"{rates}, one core")
+                rates = f"{speeds[0][1]} {_rate(speeds[0][0])} to {speeds[-1][1]} {_rate(speeds[-1][0])}, one core"
+                table.add_row(label, rates + (f" ({len(speeds)}: --wide)" if len(speeds) > 2 else ""))
                 continue
             where = (
                 "; on the server over ssh: each row's ceiling is the slower side's" if key == "crypto_server" else ""
@@ -100,9 +98,9 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
             f"masked ({check['env']}): AES-128-GCM {_rate(check['masked_mib_s'])} vs "
             f"{_rate(check['unmasked_mib_s'])} unmasked",
         )
-    for line in sensitivity.summary_lines(
-        baselines.get("why"), compact=compact
-    ):  # `run --why`: sensitivity (95% CI) per resource
+    # `run --why`: sensitivity (95% CI) per resource; the compact report leaves them to the conclusion's
+    # "limited by (by experiment)" lines (each sensitivity with --wide and in the JSON).
+    for line in [] if compact else sensitivity.summary_lines(baselines.get("why")):
         table.add_row("why (sensitivity)", line)
     for note in [] if compact else baselines.get("notes") or []:
         table.add_row("note", note)

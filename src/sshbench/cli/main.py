@@ -48,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Console(highlight=False)
     if not out.is_terminal:
         out = Console(highlight=False, width=220)
-    # soft_wrap: an error stays one line however narrow the terminal (scripts grep for it).
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    # Into a pipe or file an error or notice stays one line however long (scripts grep for it); on a terminal
+    # it wraps between words (the terminal itself would cut words in two).
+    err = Console(stderr=True, highlight=False)
+    err.soft_wrap = not err.is_terminal
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser()

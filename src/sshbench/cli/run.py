@@ -75,7 +75,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--budget",
         help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
-        "e.g. 90s, 5m (default 55s, 4m30s with --full: the command ends about 1 or 5 minutes after it started)",
+        f"e.g. 90s, 5m (default {DEFAULT_BUDGET_S:.0f}s, {int(DEFAULT_FULL_BUDGET_S // 60)}m"
+        f"{int(DEFAULT_FULL_BUDGET_S % 60):02d}s with --full: the command ends about 1 or 5 minutes after it started)",
     )
     run.add_argument(
         "--tie",

@@ -35,11 +35,14 @@ def _transfer_line(result: RunResult) -> str:
     )
 
 
-def _trials_line(result: RunResult) -> str:
+def _trials_line(result: RunResult, compact: bool = False) -> str:
     s = result.settings
     rounds = summary.rounds_run(result)
     seed = s.seed
-    order = f"interleaved, order shuffled (seed {seed})" if seed is not None else "interleaved"
+    shuffled = "shuffled" if compact else "order shuffled"
+    order = f"interleaved, {shuffled} (seed {seed})" if seed is not None else "interleaved"
+    if s.adaptive and compact:
+        return f"{rounds} rounds (auto, budget {s.budget_s:g} s) + {s.warmup} warm-up, {order}"
     if s.adaptive:
         return f"runs auto: {rounds} rounds (at least {s.runs}, budget {s.budget_s:g} s) + {s.warmup} warm-up, {order}"
     return f"{s.runs} runs + {s.warmup} warm-up, {order}"
@@ -63,12 +66,12 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
         ends = [("Client", client), ("Server", server)]
     rows = [
         *machine,
-        ("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}"),
+        *([] if compact else [("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}")]),  # compact: --wide
         *ends,
         *_build_rows(env),
         ("Target", str(env.get("target"))),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
-        ("Trials", _trials_line(result)),
+        ("Trials", _trials_line(result, compact)),
         ("Transfer", _transfer_line(result)),
     ]
     if result.settings.server_cpu is not None:  # --server-cpu: an emulated slow server
@@ -383,10 +386,16 @@ def handshake_table(result: RunResult) -> Table | None:
 SHORT_DATA_PHASE_S = 0.2
 
 
-def warnings(result: RunResult) -> list[str]:
+def warnings(result: RunResult, compact: bool = False) -> list[str]:
+    """`compact`: the default terminal report, whose table has no CV column (--wide marks the rows)."""
     out = []
     wide = [s for s in summary.summaries(result) if s.wide_spread]
-    if wide:
+    if wide and compact:
+        out.append(
+            f"{len(wide)} row(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV; --wide marks them !): the machine may "
+            "be busy"
+        )
+    elif wide:
         out.append(
             f"{len(wide)} combination(s) vary by more than {WIDE_SPREAD_CV:.0%} (CV, marked !): the machine "
             "may be busy; consider more --runs or a quieter machine."
@@ -487,5 +496,5 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
         console.print(line, markup=False, highlight=False)
     if hs is not None:
         console.print(hs)
-    for line in [*warnings(result), *link_report.over_rate_warnings(result)]:
+    for line in [*warnings(result, compact=not wide), *link_report.over_rate_warnings(result)]:
         console.print(f"[yellow]warning:[/] {line}")

@@ -79,7 +79,13 @@ def option_line(
             return OptionLine(option, "^" + ",".join(preferred), "prefer", None)
         return OptionLine(option, ",".join(preferred), "replace", list(preferred))
     removed = [d for d in defaults if not allowed(d) and d not in preferred]
-    offered = [*preferred, *(d for d in defaults if d not in preferred and d not in removed)]
+    kept = [d for d in defaults if d not in removed]
+    offered = [*preferred, *(d for d in kept if d not in preferred)]
+    if kept and offered[0] == kept[0]:
+        # The client's own first choice stays first (it is in the fastest group): a reorder behind it would not
+        # change what ssh negotiates with a server that offers it, and the conclusion says that configuring
+        # buys nothing measurable. Only what the policy removes is written.
+        offered = kept
     if offered == defaults:
         return None
     if offered == [d for d in defaults if d not in removed] and can_remove:
