@@ -159,7 +159,7 @@ def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
         assert _throttle(entry, side)["ci95"][1] < sensitivity.HIGH, entry
     assert entry["verdict"]["kind"] == "link" and entry["verdict"]["headroom"] == ["client-cpu", "server-cpu"]
     assert "limited by (by experiment): the link's rate" in stdout
-    stored = run_cli("report", "latest")  # the store keeps the block: the report says the same from it
+    stored = run_cli("report", "latest", "--wide")  # the store keeps the block and each sensitivity (--wide)
     assert stored.returncode == 0, stored.stderr
     assert "limited by (by experiment): the link's rate" in stored.stdout and "why (sensitivity)" in stored.stdout
 

@@ -19,7 +19,7 @@ from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 
@@ -113,7 +113,7 @@ class Answer:
         group = self.top_group or self.fastest
         if self.equivalent and len(group) > MOST_NAMED:  # a run that ordered little: the first, and a count
             others = len(group) - 1
-            names = f"{self.fastest[0].name}, not told apart from {others} other row(s) (the table's group)"
+            names = f"{self.fastest[0].name}, not told apart from {others} other row(s)"
             group = self.fastest[:1]
         elif self.equivalent:  # not told apart: the group in the stated order, the same run after run
             names = " or ".join(p.name for p in group) + " (equivalent here: not told apart)"
@@ -170,8 +170,10 @@ class Answer:
         kex = "" if not self.fastest or d.kex == self.fastest[0].kex else f", kex {d.kex}"
         what = f"your ssh's default ({d.name}{kex})"
         if self.default_is_fastest:
-            among = "the fastest" if not self.equivalent else "among the fastest"
-            line = f"{what} is {among}: configuring buys nothing measurable here"
+            if self.equivalent:  # the shorter sentence: the line fits 100 columns with the longest default name
+                line = f"{what} is among the fastest: no change needed"
+            else:
+                line = f"{what} is the fastest: configuring buys nothing measurable here"
         elif d.relative_to_fastest is not None:
             ci = d.relative_to_fastest_ci95
             interval = f" ({_factor(ci[0])}-{_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
@@ -351,7 +353,7 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     if not answer.undecided:
         return
     first = answer.undecided[0]
-    pairs = f"{_short(first['faster'])} vs {_short(first['slower'])}" + (
+    pairs = f"{short_name(first['faster'])} vs {short_name(first['slower'])}" + (
         f" and {len(answer.undecided) - 1} more pair(s)" if len(answer.undecided) > 1 else ""
     )
     more = [w.more for w in whys if w.more is not None]
@@ -373,12 +375,8 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     per_round = elapsed / (rounds + settings.warmup)
     if settings.adaptive:
         budget = max(math.ceil((elapsed + needed * per_round) / 60), 1)
-        run = f"`sshbench run` with the same options and --budget {budget}m"
+        run = f"the same run with --budget {budget}m"
     else:
-        run = f"`sshbench run` with the same options and --runs {rounds + needed}"
+        run = f"the same run with --runs {rounds + needed}"
     decides = "" if len(more) == len(whys) else f" {len(more)} of them"
     answer.advice = f"undecided: {pairs}; about {needed} more round(s) would decide{decides}: {run}"
-
-
-def _short(label: str) -> str:
-    return label.replace("@openssh.com", "")

@@ -121,8 +121,8 @@ class Calibration:
             for member in self.groups.get(combo, [combo]):
                 self.sizes[member] = self._size_for(rate, seconds=target)
         notice = (
-            f"--budget {s.budget_s:g} s: each trial's data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s "
-            f"so that the first {s.runs} rounds ({transfers} transfers) fit"
+            f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s to fit "
+            f"{s.runs} rounds ({transfers} transfers)"
             + (" (it cannot shrink further: the run will overrun)" if target <= FIT_FLOOR_S else "")
         )
         s.seconds = round(target, 3)

@@ -16,6 +16,14 @@ if TYPE_CHECKING:  # a record of the settings layer above; only its type is need
     from sshbench.settings import RunSettings
 
 IMPLICIT_MAC = "implicit"  # what AEAD ciphers use instead of a separate MAC
+OPENSSH_SUFFIX = "@openssh.com"
+
+
+def short_name(label: str) -> str:
+    """An algorithm name or combination label without `@openssh.com`, for lines that must fit 100 columns."""
+    return label.replace(OPENSSH_SUFFIX, "")
+
+
 NO_COMPRESSION = "none"
 # Trial.data_clock of a rate over the steady part of the transfer (sshbench.steady), start-up left out.
 STEADY_STATE = "steady-state"

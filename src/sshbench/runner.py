@@ -363,8 +363,7 @@ class Runner:
         undecided = summary.rankings(self.result.trials, s.tie)
         left = sum(len(stats.undecided_pairs(r)) for r in undecided.values())
         self.result.notices.append(
-            f"--runs auto: {rounds} rounds, stopped: {reason}"
-            + (f" ({left} neighbour pair(s) undecided, named under the table)" if left else "")
+            f"--runs auto: {rounds} rounds, stopped: {reason}" + (f" ({left} pair(s) undecided)" if left else "")
         )
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:

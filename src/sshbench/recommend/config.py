@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from sshbench.errors import RunError
-from sshbench.results import IMPLICIT_MAC, RunResult
+from sshbench.results import IMPLICIT_MAC, RunResult, short_name
 from sshbench.security.policy import (  # re-exported: the command and its tests use them from here
     FOR_CHOICES,
     OPTION_NAMES,
@@ -114,8 +114,8 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     # The kex only when a line sets it: the block's lines fit 100 columns.
     kex_set = any(line.option == "KexAlgorithms" for line in rec.option_lines())
     return (
-        f"checked: connected to {target.label} with these lines (got {negotiated.cipher}"
-        f"{'' if negotiated.mac == IMPLICIT_MAC else ' + ' + str(negotiated.mac)}"
+        f"checked: connected to {target.label} with these lines (got {short_name(str(negotiated.cipher))}"
+        f"{'' if negotiated.mac == IMPLICIT_MAC else ' + ' + short_name(str(negotiated.mac))}"
         f"{', ' + str(negotiated.kex) if kex_set else ''})"
     )
 

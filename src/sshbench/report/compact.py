@@ -17,10 +17,10 @@ from rich.text import Text
 
 from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
-from sshbench.results import IMPLICIT_MAC, RunResult
+from sshbench.results import IMPLICIT_MAC, OPENSSH_SUFFIX, RunResult
 from sshbench.security import report_hooks as security_hooks
 
-SUFFIX = "@openssh.com"
+SUFFIX = OPENSSH_SUFFIX
 AEAD_MAC = "(AEAD)"  # the MAC cell of an AEAD cipher: its integrity is built in
 
 

@@ -10,7 +10,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
-from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult
+from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult, short_name
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -244,7 +244,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
         for pair, why in zip(pairs, whys, strict=True):
             e = pair.estimate
             out.append(
-                f"{_short(pair.faster.label)} vs {_short(pair.slower.label)}: undecided "
+                f"{short_name(pair.faster.label)} vs {short_name(pair.slower.label)}: undecided "
                 f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
             )
     elif pairs:
@@ -267,8 +267,8 @@ def median_order_line(rows: list[summary.Summary]) -> str | None:
     s, prev = above[0]
     more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
     return (
-        f"order: by the ratio paired by round, so {_short(s.combination.label)}'s higher median sits below "
-        f"{_short(prev.combination.label)}'s{more}"
+        f"order: by the paired ratio, so {short_name(s.combination.label)}'s higher median sits below "
+        f"{short_name(prev.combination.label)}'s{more}"
     )
 
 
@@ -284,14 +284,10 @@ def undecided_summary(whys: list, margin: float) -> str:
         most = max(w.more for w in whys if w.reason == "more-rounds")
         parts.append(f"{counts['more-rounds']} need up to {most} more rounds")
     if counts.get("margin"):
-        parts.append(f"{counts['margin']} at the ±{margin:.0%} tie margin")
+        parts.append(f"{counts['margin']} at the ±{margin:.0%} margin")
     if counts.get("spread"):
         parts.append(f"{counts['spread']} too scattered")
-    return f"undecided: {len(whys)} neighbour pairs (each with --wide): {', '.join(parts)}"
-
-
-def _short(label: str) -> str:
-    return label.replace("@openssh.com", "")
+    return f"undecided: {len(whys)} pairs, each in --wide: {', '.join(parts)}"
 
 
 CONFIDENCE = 0.95
