@@ -68,10 +68,10 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["stats"]["runs"] == "auto" and doc["stats"]["budget_s"] == 6
     assert doc["stats"]["rounds_run"] == 3 and isinstance(doc["stats"]["seed"], int)
-    assert "--runs auto:" in done.stderr and "rounds (at least 3" in done.stdout
+    assert "--runs auto:" in done.stderr and "3 rounds (auto, budget 6 s)" in done.stdout
     assert doc["settings"]["fit_seconds"] is True and doc["settings"]["seconds"] == FIT_FLOOR_S
     assert f"data phase shrank from ~1 s to ~{FIT_FLOOR_S:.2f} s" in done.stderr
-    assert "cannot shrink further" in done.stderr
+    assert "(the floor) for 3 rounds: the run may overrun" in done.stderr
     # one calibration probe per cipher (here every combination is its own group), no other warm-up
     probes = [t for t in doc["trials"] if t["warmup"] and t["kind"] == "transfer"]
     assert {t["cipher"] for t in probes} == {GCM, "3des-cbc"}

@@ -120,10 +120,10 @@ class Calibration:
         for combo, rate in self.probe_rates.items():
             for member in self.groups.get(combo, [combo]):
                 self.sizes[member] = self._size_for(rate, seconds=target)
-        notice = (
-            f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s to fit "
-            f"{s.runs} rounds ({transfers} transfers)"
-            + (" (it cannot shrink further: the run will overrun)" if target <= FIT_FLOOR_S else "")
+        notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s " + (
+            f"(the floor) for {s.runs} rounds: the run may overrun"
+            if target <= FIT_FLOOR_S
+            else f"to fit {s.runs} rounds ({transfers} transfers)"
         )
         s.seconds = round(target, 3)
         return notice
