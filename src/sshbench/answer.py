@@ -116,7 +116,7 @@ class Answer:
             names = f"{self.fastest[0].name}, not told apart from {others} other row(s)"
             group = self.fastest[:1]
         elif self.equivalent:  # not told apart: the group in the stated order, the same run after run
-            names = " or ".join(p.name for p in group) + " (equivalent here: not told apart)"
+            names = " or ".join(p.name for p in group) + " (equivalent here)"
         else:
             names = " = ".join(p.name for p in group) or "-"
             if len(group) > 1:

@@ -422,6 +422,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # into a pipe or file the bar is no use (it left one blank line there)
     )
     task = progress.add_task("trials", total=None)
 

@@ -287,7 +287,7 @@ def undecided_summary(whys: list, margin: float) -> str:
         parts.append(f"{counts['margin']} at the ±{margin:.0%} margin")
     if counts.get("spread"):
         parts.append(f"{counts['spread']} too scattered")
-    return f"undecided: {len(whys)} pairs, each in --wide: {', '.join(parts)}"
+    return f"undecided: {len(whys)} pairs (--wide: each): {', '.join(parts)}"
 
 
 CONFIDENCE = 0.95
@@ -408,7 +408,14 @@ def warnings(result: RunResult, compact: bool = False) -> list[str]:
             "it out for the adaptive size"
         )
     unmeasured = [s for s in summary.summaries(result) if s.unmeasured_trials]
-    if unmeasured:
+    if unmeasured and result.settings.size is None:
+        # adaptive sizes: such a trial was run again at once, four times as big (Runner._again_if_too_short)
+        if not compact:
+            out.append(
+                f"{len(unmeasured)} combination(s) had a trial too short for a steady part, run again bigger at "
+                "once (the short one is not counted)"
+            )
+    elif unmeasured:
         out.append(
             f"{len(unmeasured)} combination(s) had trials too short to time (their wall time was within the "
             "same-shape handshake's jitter): use a bigger --size or the default adaptive size"
