@@ -68,12 +68,13 @@ def test_server_cpu_tenth_of_a_core_limits_the_sshd(tmp_path):
         assert t["data_s"] > 0.5 and t["server_cpu_s"] / t["data_s"] <= 0.1 * 1.3, t
     assert quota["throttled"].get("nr_throttled", 0) > 0, quota
 
-    # The ranking spreads: 3DES's cipher work alone needs ~4x AES-GCM's whole cost per byte at the
-    # server (measured 1.5 vs 6.7 MiB/s at load 4): half is a wide margin, under load too.
+    # The ranking spreads: 3DES's cipher work adds to the session's fixed cost per byte at the server
+    # (measured 1.5 vs 6.7 MiB/s at load 4 on one VM; 1.9 vs 3.4 on another, where the session's own cost per
+    # byte is the larger part): three quarters is a margin both keep.
     def rate(cipher: str) -> float:
         return statistics.median(t["mib_s"] for t in transfers if t["cipher"] == cipher and t["mib_s"])
 
-    assert rate("3des-cbc") < 0.5 * rate("aes128-gcm@openssh.com"), [(t["cipher"], t["mib_s"]) for t in transfers]
+    assert rate("3des-cbc") < 0.75 * rate("aes128-gcm@openssh.com"), [(t["cipher"], t["mib_s"]) for t in transfers]
     # And the fast row says server-cpu: the verdict on the stored trials (no baselines needed for it). The
     # session alone used 0.084-0.099 of a core over the reader's clock at load 3-5 (threshold 0.8 x 0.1).
     with open_store() as store:

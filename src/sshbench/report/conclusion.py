@@ -39,21 +39,12 @@ def _print(console: Console, line: str, style: str, wrap: bool = True) -> None:
         console.print(Text(line, style=style), soft_wrap=True)
         return
     indent = line[: len(line) - len(line.lstrip())]
-    for part in wrapped(line, console.width, indent + "    "):
+    # broken only between words: a word longer than the width stays whole (an algorithm's name is never cut)
+    parts = textwrap.wrap(
+        line, console.width, subsequent_indent=indent + "    ", break_long_words=False, break_on_hyphens=False
+    )
+    for part in parts or [line]:
         console.print(Text(part, style=style), soft_wrap=True)
-
-
-def wrapped(line: str, width: int, subsequent_indent: str) -> list[str]:
-    """`line` in lines of at most `width` columns, broken only between words (a word longer than the width
-    stays whole: an algorithm's name is never cut)."""
-    return textwrap.wrap(
-        line,
-        width,
-        subsequent_indent=subsequent_indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-        drop_whitespace=True,
-    ) or [line]
 
 
 def _build_lines(result: RunResult) -> list[str]:
