@@ -171,7 +171,7 @@ def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
 def test_lfn1g_is_limited_by_the_window(tmp_path):
     """167 ms RTT (the delay relay where the kernel has no netem): 2 MiB / 0.167 s = 12 MiB/s. Halving
     the link's 1 Gbit/s or either CPU leaves it there."""
-    _, entry, stdout = _why_run(tmp_path, "--link", "lfn1g", "--size", "12M", "--why-rounds", "4", timeout=400)
+    _, entry, stdout = _why_run(tmp_path, "--link", "lfn1g", "--size", "12M", "--why-rounds", "3", timeout=400)
     assert entry["verdict"]["kind"] == "window", entry
     assert 10 < entry["verdict"]["window_mib_s"] < 13.5
     assert "channel window / RTT" in stdout
