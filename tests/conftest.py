@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import json
 import os
 import select
 import subprocess
@@ -149,6 +150,14 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
         env=os.environ.copy(),
         stdin=subprocess.DEVNULL,
     )
+
+
+def run_json(tmp_path: Path, *args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`sshbench ARGS --json FILE` that must succeed: what it printed, and the JSON document it wrote."""
+    out = tmp_path / "run.json"
+    done = run_cli(*args, "--json", str(out), timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done, json.loads(out.read_text())
 
 
 def start_cli(*args: str) -> subprocess.Popen[str]:

@@ -4,7 +4,6 @@ and the bad input that must be refused before anything runs."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, sshbench_temp_dirs
+from conftest import run_cli, run_json, sshbench_temp_dirs
 from sshbench import builds
 from sshbench.errors import UsageError
 
@@ -39,8 +38,8 @@ MLKEM, SNTRUP = "mlkem768x25519-sha256", "sntrup761x25519-sha512"
 @needs_92
 def test_four_pairings_interleaved_each_negotiating_what_its_builds_speak(tmp_path):
     before = sshbench_temp_dirs()
-    out = tmp_path / "r.json"
-    done = run_cli(
+    done, doc = run_json(
+        tmp_path,
         "run",
         "--ssh",
         f"{SSH92},{SSH10}",
@@ -54,12 +53,8 @@ def test_four_pairings_interleaved_each_negotiating_what_its_builds_speak(tmp_pa
         "2",
         "--warmup",
         "0",
-        "--json",
-        str(out),
         timeout=180,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
     env = doc["environment"]["builds"]
     assert [b["label"] for b in env["ssh"]] == ["OpenSSH_9.2p1", "OpenSSH_10.0p2"]
     assert [b["label"] for b in env["sshd"]] == ["OpenSSH_9.2p1", "OpenSSH_10.0p2"]

@@ -4,7 +4,6 @@ tests/targets/test_lifecycle_per_server.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 from conftest import (
     pids_whose_cmdline_has,
     run_cli,
+    run_json,
     sshbench_temp_dirs,
 )
 from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
@@ -37,8 +37,8 @@ needs_legacy = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_r
 
 @needs_legacy
 def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_path):
-    out = tmp_path / "run.json"
-    done = run_cli(
+    done, doc = run_json(
+        tmp_path,
         "run",
         "--server",
         "asyncssh",
@@ -51,12 +51,8 @@ def test_legacy_ciphers_run_between_asyncssh_client_and_server_ranked_apart(tmp_
         "--warmup",
         "0",
         "--no-baselines",
-        "--json",
-        str(out),
         timeout=180,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
     pairs = {(t["client"], t["cipher"]) for t in transfers}
     for cipher in LEGACY:

@@ -4,7 +4,6 @@ per-server harness, tests/targets/test_lifecycle_per_server.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from conftest import (
     pids_whose_cmdline_has,
     run_cli,
+    run_json,
     sshbench_temp_dirs,
 )
 
@@ -33,8 +33,8 @@ needs_dropbear = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip
 
 @needs_dropbear
 def test_dropbear_trials_are_valid_and_labelled(tmp_path):
-    out = tmp_path / "run.json"
-    done = run_cli(
+    done, doc = run_json(
+        tmp_path,
         "run",
         "--server",
         "dropbear",
@@ -47,12 +47,8 @@ def test_dropbear_trials_are_valid_and_labelled(tmp_path):
         "--no-baselines",
         "--dropbear-window",
         "4M",
-        "--json",
-        str(out),
         timeout=120,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer"]
     assert transfers and {t["cipher"] for t in transfers} >= {"aes128-ctr", "chacha20-poly1305@openssh.com"}
     for t in transfers:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import communicate_or_dump, pids_whose_cmdline_has, run_cli, start_cli, wait_for_line
+from conftest import communicate_or_dump, pids_whose_cmdline_has, run_cli, run_json, start_cli, wait_for_line
 from sshbench.links import nshost
 from sshbench.links.nshost import NamespaceHost
 
@@ -49,8 +49,8 @@ def _drop_rule(host: NamespaceHost, port: int) -> bool:
 
 
 def test_run_against_the_namespace_host_gives_valid_trials(host, tmp_path):
-    out = tmp_path / "r.json"
-    done = run_cli(
+    done, doc = run_json(
+        tmp_path,
         "run",
         host.alias,
         "--ssh-config",
@@ -65,12 +65,8 @@ def test_run_against_the_namespace_host_gives_valid_trials(host, tmp_path):
         "2",
         "--warmup",
         "0",
-        "--json",
-        str(out),
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
     assert doc["target"]["kind"] == "remote" and doc["target"]["hostname"] == host.address
     assert doc["target"]["machine"]["cores"] == os.cpu_count()  # read once, over ssh
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"]]
@@ -142,8 +138,8 @@ def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path
 def test_a_blocked_control_port_gives_one_note_and_a_complete_run(host, tmp_path):
     if not _drop_rule(host, BLOCKED_PORT):
         pytest.skip("neither nft nor iptables here to add a drop rule inside the namespace")
-    out = tmp_path / "r.json"
-    done = run_cli(
+    done, doc = run_json(
+        tmp_path,
         "run",
         host.alias,
         "--ssh-config",
@@ -162,12 +158,8 @@ def test_a_blocked_control_port_gives_one_note_and_a_complete_run(host, tmp_path
         "1",
         "--warmup",
         "0",
-        "--json",
-        str(out),
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(out.read_text())
     notes = [n for n in doc["baselines"]["notes"] if "raw TCP control left out" in n]
     assert len(notes) == 1 and f"port {BLOCKED_PORT}" in notes[0] and host.address in notes[0], notes
     assert "--raw-tcp-port" in notes[0]
