@@ -97,14 +97,18 @@ def ratio(run_rates: Sequence[float], baseline_rates: Sequence[float], tie_margi
 
 
 def _header(result: RunResult, label: str) -> RunHeader:
-    env = result.environment
+    return _header_of(result.environment, label, result.environment.get("target"))
+
+
+def _header_of(env: dict, label: str, target: str | None) -> RunHeader:
+    """A run's header from its environment: what `compare` prints above the runs it lines up."""
     return RunHeader(
         label=label,
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
         client_ssh_version=env.get("client_ssh_version"),
         server_ssh_version=env.get("server_ssh_version"),
-        target=env.get("target"),
+        target=target,
     )
 
 
@@ -293,14 +297,7 @@ class LatencyComparison:
 
 def _latency_header(document: dict, label: str) -> RunHeader:
     env = document.get("environment") or {}
-    return RunHeader(
-        label=label,
-        hostname=env.get("hostname"),
-        cpu_model=env.get("cpu_model"),
-        client_ssh_version=env.get("client_ssh_version"),
-        server_ssh_version=env.get("server_ssh_version"),
-        target=env.get("target") or (document.get("target") or {}).get("label"),
-    )
+    return _header_of(env, label, env.get("target") or (document.get("target") or {}).get("label"))
 
 
 def latency_ratio(run_rtts: Sequence[float], baseline_rtts: Sequence[float]) -> Ratio | None:

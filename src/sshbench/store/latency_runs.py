@@ -19,7 +19,6 @@ import json
 import math
 import os
 import socket
-import time
 
 from sshbench import __version__
 from sshbench.cleanup import process_start_time
@@ -172,26 +171,14 @@ def check_document(doc: dict, source: str) -> dict:
 def import_document(store: Store, doc: dict, source: str) -> int:
     """Add a latency run from an export or a `latency --json` file; all or nothing. Returns its new id."""
     document = check_document(doc, source)
-    hostname = document["environment"].get("hostname")
-    origin = _origin(hostname, document["started_at"])
     with store._transaction():
-        existing = store.db.execute("SELECT id FROM runs WHERE origin = ?", (origin,)).fetchone()
-        if existing:
-            raise UsageError(f"{source} is already in {store.path} as run {existing[0]}")
-        cur = store.db.execute(
-            "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version,"
-            " settings_json, environment_json, target_json, combinations_json, notices_json)"
-            " VALUES (?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
-            (
-                document["status"],
-                document["started_at"],
-                hostname,
-                origin,
-                time.time(),
-                document.get("sshbench_version"),
-            ),
+        run_id = store.insert_imported_run(
+            source,
+            document["status"],
+            document["started_at"],
+            document["environment"].get("hostname"),
+            document.get("sshbench_version"),
         )
-        run_id = int(cur.lastrowid)  # type: ignore[arg-type]
         store.db.execute(
             "UPDATE runs SET finished_at = ?, error = ?, target = ?, settings_json = ?, environment_json = ?,"
             " target_json = ?, extra_json = ? WHERE id = ?",

@@ -567,31 +567,44 @@ class Store:
         # with the combinations that had no valid trial).
         return {**to_document(result), "combinations": [asdict(c) for c in result.combinations]}
 
+    def insert_imported_run(
+        self,
+        source: str,
+        status: str,
+        started_at: float,
+        hostname: str | None,
+        sshbench_version: str | None,
+        label: str | None = None,
+        fleet_id: int | None = None,
+    ) -> int:
+        """The row of an imported run (inside the caller's transaction), its documents empty until the caller
+        fills them; refused when a run from the same machine and start (its origin) is already here."""
+        origin = _origin(hostname, started_at)
+        existing = self.db.execute("SELECT id FROM runs WHERE origin = ?", (origin,)).fetchone()
+        if existing:
+            raise UsageError(f"{source} is already in {self.path} as run {existing[0]}")
+        cur = self.db.execute(
+            "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version, label, fleet_id,"
+            " settings_json, environment_json, target_json, combinations_json, notices_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
+            (status, started_at, hostname, origin, time.time(), sshbench_version, label, fleet_id),
+        )
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
     def import_document(self, doc: object, source: str, label: str | None = None, fleet_id: int | None = None) -> int:
         """Add a run from an export (or a `run --json` file); all or nothing. Returns its new id.
         label, fleet_id: a fleet run's host (its inventory name) and the fleet it belongs to."""
         result = result_from_document(doc, source)
-        origin = _origin(result.environment.get("hostname"), result.started_at)
         with self._transaction():
-            existing = self.db.execute("SELECT id FROM runs WHERE origin = ?", (origin,)).fetchone()
-            if existing:
-                raise UsageError(f"{source} is already in {self.path} as run {existing[0]}")
-            cur = self.db.execute(
-                "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version, label, fleet_id,"
-                " settings_json, environment_json, target_json, combinations_json, notices_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', '{}', '[]', '[]')",
-                (
-                    result.status,
-                    result.started_at,
-                    result.environment.get("hostname"),
-                    origin,
-                    time.time(),
-                    doc.get("sshbench_version") if isinstance(doc, dict) else None,
-                    label,
-                    fleet_id,
-                ),
+            result.run_id = self.insert_imported_run(
+                source,
+                result.status,
+                result.started_at,
+                result.environment.get("hostname"),
+                doc.get("sshbench_version") if isinstance(doc, dict) else None,
+                label,
+                fleet_id,
             )
-            result.run_id = int(cur.lastrowid)  # type: ignore[arg-type]
             self.update_run(result)
             for seq, trial in enumerate(result.trials):
                 self._put_trial(result.run_id, seq, trial)
