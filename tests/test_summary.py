@@ -151,3 +151,21 @@ def test_old_trials_without_rounds_still_summarise():
     fast, slow = summarise_transfers([_trial(FAST, r) for r in (800, 700)] + [_trial(SLOW, r) for r in (20, 21)])
     assert fast.combination == FAST and fast.rank == 1 and slow.rank == 2
     assert fast.decided is False and fast.ci95_mib_s == [700, 800]
+
+
+def test_a_steady_warm_up_does_not_hide_a_measured_trial_too_short_for_a_steady_part():
+    """crossover at 20 Mbit/s (a fixed 4 MiB text payload): the zlib warm-up had a steady part, its one
+    measured trial did not, and the point read "-": that trial counts, on the earlier clock."""
+    from sshbench.results import NO_STEADY_PART, STEADY_STATE
+    from sshbench.summary import counted
+
+    warm = _trial(FAST, 10.6, warmup=True, size=4 * MIB)
+    warm.data_clock = STEADY_STATE
+    short = _trial(FAST, 10.4, size=4 * MIB, rep=0)
+    short.data_clock, short.steady_note = "server-reader", NO_STEADY_PART
+    assert counted([warm, short]) == [short]
+    (row,) = summarise_transfers([warm, short])
+    assert row.median_mib_s == pytest.approx(10.4) and row.valid_trials == 1 and row.unmeasured_trials == 0
+    steady = _trial(FAST, 11.0, size=4 * MIB, rep=1)
+    steady.data_clock = STEADY_STATE
+    assert counted([warm, short, steady]) == [steady]  # beside a steady measured trial it still does not count

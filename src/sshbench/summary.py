@@ -197,8 +197,9 @@ def counted(trials: list[Trial], kind: str = "transfer") -> list[Trial]:
     """The valid measured trials whose rates a summary counts. Per combination: its steady-state ones
     (docs/clock.md) where it has any; a trial too short to have a steady part counts only where none has
     one (a fixed --size too small for the clock), and its summary's data_clock then names the earlier
-    clock, start-up included."""
-    steady = {t.combination for t in trials if t.data_clock == STEADY_STATE and t.valid and t.mib_s}
+    clock, start-up included. Warm-ups do not count here either: a steady warm-up beside a measured trial too
+    short for a steady part had left the combination with no figure at all (a crossover point read "-")."""
+    steady = {t.combination for t in trials if t.data_clock == STEADY_STATE and t.valid and t.mib_s and not t.warmup}
     return [
         t
         for t in trials
