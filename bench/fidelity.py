@@ -18,7 +18,11 @@ measured times (goal: within 10%), medians over rounds, with the load average.
 1.5-2x between it and the bulk transfers), each cipher's own short run (`sshbench run --ciphers C --runs 3
 --no-baselines --no-reference`: the default run's sizing and clock) right before its bulk transfer.
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher] [-- RUN OPTIONS]
+Placement: the runs pin the client and the private sshd to CPUs of their own (`--pin`, the default), and so do
+B and C (the same CPUs, through the same taskset prefixes): the comparison is of the clock, not of the
+placement. `--no-pin` runs everything unpinned.
+
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher] [--no-pin] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from sshbench import placement
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
 from sshbench.results import Combination
@@ -83,9 +88,12 @@ def main() -> int:
     parser.add_argument("--bulk", type=parse_size, default=parse_size("4G"))
     parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
     parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
+    parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
     ciphers = args.ciphers.split(",")
+    if args.no_pin:
+        args.run_options = ["--no-pin", *args.run_options]
     cleanup = Cleanup()
     headline: dict[str, list[float]] = {c: [] for c in ciphers}
     bulk: dict[str, list[float]] = {c: [] for c in ciphers}
@@ -94,7 +102,9 @@ def main() -> int:
     loads, run_walls = [], []
     try:
         target = PrivateOpenSSH()
+        target.placement = placement.choose(not args.no_pin, 1)[0]  # as make_target places a run's server
         target.start(cleanup)
+        print(f"placement: {target.placement.text() if target.placement else 'not pinned'}", flush=True)
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + 1100 * MIB)
         store = PayloadStore(workdir)
         payloads = {size: str(store.path_for(size)) for size in (args.bulk, *SMALL_SIZES)}
@@ -115,7 +125,13 @@ def main() -> int:
                         print(f"round {rnd + 1}: {cipher} not in the run's results", file=sys.stderr)
                         continue
                     combo = Combination(cipher, row["mac"], row["kex"])
-                    base = ["ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
+                    base = [
+                        *target.client_prefix(),
+                        "ssh",
+                        *target.client_options(),
+                        *algorithm_options(combo),
+                        *target.destination(),
+                    ]
                     reader = "dd of=/dev/null bs=1M 2>/dev/null"
                     trues = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))
                     true_s = trues[1]

@@ -11,7 +11,7 @@ in a 100-column terminal, and for each:
 Each run has its own store in a temp dir; nothing else is touched. Speeds are not asserted anywhere: this
 script prints figures for the closing note.
 
-Usage: .venv/bin/python bench/one_answer.py [--runs 5] [--columns 100] [-- EXTRA RUN OPTIONS]
+Usage: .venv/bin/python bench/one_answer.py [--runs 5] [--columns 100] [--keep DIR] [-- EXTRA RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--columns", type=int, default=100)
+    parser.add_argument("--keep", metavar="DIR", help="keep each run's JSON and output here (default: thrown away)")
     parser.add_argument("extra", nargs="*", help="more `sshbench run` options (after --)")
     args = parser.parse_args()
     sshbench = str(Path(sys.executable).with_name("sshbench"))
@@ -71,6 +72,11 @@ def main() -> int:
                 print(f"run {i + 1}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
                 continue
             doc = json.loads(doc_path.read_text())
+            if args.keep:
+                keep = Path(args.keep)
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"run{i + 1}.json").write_text(doc_path.read_text())
+                (keep / f"run{i + 1}.txt").write_text(done.stdout + done.stderr)
             answer = doc.get("answer") or {}
             lines = terminal_lines(done.stdout + done.stderr, args.columns)
             ok, why = x_fastest_ok(doc)

@@ -37,6 +37,7 @@ LIMITS = {
     "shared-cpu": "CPU - ssh and sshd share this machine's cores",
     "client-cpu": "CPU - the ssh client's core",
     "server-cpu": "CPU - the sshd session's core",
+    "both-cpu": "CPU - the ssh client's core and the sshd session's, each full",
     "ssh-overhead": "ssh itself (no resource measured here was full)",
 }
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import builds, clock, environment, parallel, summary, why
+from sshbench import builds, clock, environment, parallel, placement, summary, why
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
@@ -210,6 +210,9 @@ class Runner:
             if len(self.ssh_builds) > 1
             else None
         )
+        if s.host is None and s.pin and not any(p.emulated for p in s.link_profiles()):
+            if unpinned := placement.choose(s.pin, max(s.stream_counts()))[1]:
+                self.result.notices.append(unpinned)
         combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices, client_builds)
         handshakes = handshake_combinations(combos) + kex_handshakes(combos, client_builds, self.targets)
         self.result.combinations = combos

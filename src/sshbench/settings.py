@@ -74,6 +74,9 @@ class RunSettings:
     # none), "fastest", "all" or "off"; `why_rounds` paired rounds per experiment. Runs stored before: "auto".
     why: str = "auto"
     why_rounds: int = 4
+    # --pin / --no-pin (sshbench.placement): the private server's client and daemon on separate CPUs. Runs
+    # stored before it load with True though nothing was pinned: a run's target records the placement it used.
+    pin: bool = True
 
     def why_mode(self) -> str:
         """The experiments this run does: "fastest", "all" or "off"."""

@@ -41,8 +41,10 @@ def test_client_or_server_cpu_when_near_one_core() -> None:
         word(mib_s=400, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=4000, client_cpu_cores=0.5, server_cpu_cores=0.93)
         == "server-cpu"
     )
-    # Both busy: the busier one.
-    assert word(mib_s=400, client_cpu_cores=0.92, server_cpu_cores=0.99) == "server-cpu"
+    # Both busy: naming the busier one would be a guess (0.92 vs 0.99 of a core); --why tells by experiment.
+    both = verdict(Measurements(mib_s=400, client_cpu_cores=0.92, server_cpu_cores=0.99))
+    assert both is not None and both.bound_by == "both-cpu"
+    assert "client used 0.92" in both.evidence and "session 0.99" in both.evidence
     # The threshold itself counts as busy; just under it does not.
     assert word(mib_s=400, client_cpu_cores=bottleneck.CPU_BUSY_CORES) == "client-cpu"
     assert word(mib_s=400, client_cpu_cores=0.89) == "ssh-overhead"
@@ -195,3 +197,50 @@ def test_a_server_at_its_quota_is_not_explained_by_the_clients_idle_crypto() -> 
     # The server's own crypto share still names the cipher; below its quota the client's counts as before.
     assert word(**{**quota, "mib_s": 2.2}, server_cpu_cores=0.099) == "crypto"
     assert word(**quota, server_cpu_cores=0.05) == "crypto"
+
+
+def test_pinned_sides_are_judged_on_their_own_cores() -> None:
+    # --pin: ssh on one CPU, sshd and its reader on the other; both cores busy is no longer "shared":
+    # the server side (sshd 0.76 + reader 0.2) filled its own core.
+    m = Measurements(
+        mib_s=945.0,
+        client_cpu_cores=0.85,
+        server_cpu_cores=0.76,
+        raw_tcp_mib_s=4400.0,
+        crypto_ceiling_mib_s=4500.0,
+        machine_cores=2,
+        sink_cpu_cores=0.2,
+        server_pinned_cpus=1,
+    )
+    v = verdict(m)
+    assert v is not None and v.bound_by == "server-cpu"
+    assert "0.96 of a core" in v.evidence and "on its own 1 CPU" in v.evidence
+
+
+@pytest.mark.parametrize(
+    ("kind", "limited_by", "word"),
+    [
+        ("server-cpu", ["server-cpu"], "server-cpu"),
+        ("shared", ["client-cpu", "server-cpu"], "both-cpu"),
+        ("link", ["link"], "network"),
+        ("partial", [], None),  # partly: the row keeps its inferred verdict
+    ],
+)
+def test_an_experiments_verdict_replaces_the_inferred_one_for_its_row(kind, limited_by, word) -> None:
+    from sshbench.baselines.analysis import _by_experiment
+    from sshbench.results import Combination
+
+    combo = Combination("aes128-gcm@openssh.com", "hmac-sha2-256", "curve25519-sha256")
+    why = {
+        "combinations": [
+            {
+                "combination": {"cipher": combo.cipher, "mac": combo.mac, "kex": combo.kex},
+                "verdict": {"kind": kind, "limited_by": limited_by, "line": "slowing it by 50% cost 63%"},
+            }
+        ]
+    }
+    found = _by_experiment(why, combo)
+    assert (found.bound_by if found else None) == word
+    if found:
+        assert found.evidence == "by experiment: slowing it by 50% cost 63%"
+    assert _by_experiment(why, Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")) is None

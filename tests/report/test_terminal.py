@@ -144,12 +144,16 @@ def test_conclusion_figures_are_the_summaries(terminal) -> None:
         ).stdout
         assert headline in text and text.index(headline) < text.index("cipher"), fmt  # at the top
     assert document["answer"]["fastest"][0]["median_mib_s"] == found.fastest[0].median_mib_s
-    # bound by: where ssh + sshd held the machine's cores, a CPU verdict (or one checked before it).
+    # bound by: where ssh + sshd held the machine's cores, a CPU verdict (or one checked before it); pinned
+    # (--pin, the default on 2+ CPUs) each side is judged on its own cores: never "shared-cpu".
     cores = result.environment["cores"]
+    pinned = "placement" in document["target"]
+    cpu_words = ("client-cpu", "server-cpu", "ssh-overhead") if pinned else ("shared-cpu",)
     for row in document["summaries"]:
         busy = (row.get("client_cpu_cores") or 0.0) + (row.get("server_cpu_cores") or 0.0)
         if busy >= bottleneck.SHARED_BUSY_FRACTION * cores:
-            assert row["bound_by"] in ("network", "disk", "window", "crypto", "shared-cpu"), row
+            assert row["bound_by"] in ("network", "disk", "window", "crypto", *cpu_words), row
+        assert not (pinned and row["bound_by"] == "shared-cpu"), row
 
 
 def test_conclusion_config_lines_connect(terminal, tmp_path) -> None:

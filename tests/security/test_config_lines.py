@@ -67,6 +67,17 @@ def test_no_reorder_behind_the_clients_own_first_choice() -> None:
     assert removal is not None and removal.text == "MACs -hmac-sha1-etm@openssh.com"
 
 
+def test_no_reorder_of_the_fallbacks_below_the_clients_own_first_choice() -> None:
+    """Issue 24: 1 of 5 default runs decided chacha20-poly1305 > aes256-ctr > the other CTRs below the GCMs and wrote
+    `^aes128-gcm,aes256-gcm,chacha20-poly1305,aes256-ctr`; the other four `^aes128-gcm,aes256-gcm`. The order behind
+    the client's first choice only picks among fallbacks: the same line either way."""
+    gcm = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
+    ranked = [*gcm, CIPHERS[0], "aes256-ctr", "aes128-ctr", "aes192-ctr"]
+    line = option_line("Ciphers", ranked, CIPHERS, everything, NEW)
+    assert line is not None and line.value == "^" + ",".join(gcm)
+    assert line == option_line("Ciphers", gcm, CIPHERS, everything, NEW)
+
+
 def test_policy_removals_use_minus_and_both_spell_the_list_out() -> None:
     removal = option_line("MACs", [MACS[0]], MACS, no_sha1, NEW)
     assert removal is not None and removal.text == "MACs -hmac-sha1-etm@openssh.com,hmac-sha1"

@@ -7,11 +7,11 @@ table always agree and nothing extra has to be stored on the result beyond `resu
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sshbench import summary
-from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp
+from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
 from sshbench.results import Combination, Trial
 from sshbench.summary import Summary, summarise_transfers
 
@@ -126,6 +126,14 @@ def machine_cores_if_shared(result: Any) -> int | None:
     return cores if isinstance(cores, int) and cores > 0 else None
 
 
+def server_pinned_cpus(result: Any) -> int | None:
+    """How many CPUs the private server side was pinned to (--pin, sshbench.placement), the client having
+    its own; None when the run did not pin (or was stored before it could)."""
+    placement = (result.target or {}).get("placement")
+    cpus = placement.get("server_cpus") if isinstance(placement, dict) else None
+    return len(cpus) if isinstance(cpus, list) and cpus else None
+
+
 def two_machines(result: Any) -> tuple[bool, int | None, float | None]:
     """(client and server on two machines, the server's core count, its CPU quota in cores): a remote
     host has its own cores (read once: target.machine.cores); --server-cpu gives the private sshd a quota."""
@@ -173,6 +181,7 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
         if t.kind == "transfer" and not t.warmup:
             measured_by_combo.setdefault(t.combination, []).append(t)
     machine_cores = machine_cores_if_shared(result)
+    why = baselines.get("why")
     out: dict[Combination, Comparison] = {}
     for s in summary.summaries(result):
         combo = s.combination
@@ -207,6 +216,7 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
             client_machine_cores=client_machine_cores,
             server_machine_cores=server_machine_cores,
             server_cpu_limit_cores=server_quota,
+            server_pinned_cpus=server_pinned_cpus(result),
         )
         out[combo] = Comparison(
             combination=combo,
@@ -216,11 +226,35 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
             crypto_note=note,
             client_cpu_cores=client_cores,
             server_cpu_cores=server_cores,
-            verdict=bottleneck.verdict(measurements),
+            verdict=_by_experiment(why, combo) or bottleneck.verdict(measurements),
             crypto_cpu_share=(bottleneck.crypto_cpu_share(measurements) or (None,))[0],
             crypto_ceiling_side=side if remote else None,
         )
     return out
+
+
+# An experiment's verdict (run --why, baselines/sensitivity.py) in the bottleneck column's words; the verdicts not
+# here (partly, undecided, not measured) leave the row its inferred verdict.
+_EXPERIMENT_WORDS = {
+    "client-cpu": "client-cpu",
+    "server-cpu": "server-cpu",
+    "disk": "disk",
+    "link": "network",
+    "window": "window",
+    "ssh-itself": "ssh-overhead",
+}
+
+
+def _by_experiment(why: object, combo: Combination) -> bottleneck.Verdict | None:
+    """The `--why` verdict of this row, where one was measured: it replaces the inferred one (on a pinned 2-core
+    run both sides sit near a full core, and slowing each in turn tells which limits; utilisation cannot)."""
+    found = sensitivity.verdict_for(why, asdict(combo))
+    if not found:
+        return None
+    word = _EXPERIMENT_WORDS.get(found.get("kind", ""))
+    if found.get("kind") == "shared" and set(found.get("limited_by") or []) == {"client-cpu", "server-cpu"}:
+        word = "both-cpu"
+    return bottleneck.Verdict(word, f"by experiment: {found.get('line')}") if word else None
 
 
 def document(result: Any) -> dict:

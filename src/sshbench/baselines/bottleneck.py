@@ -67,6 +67,7 @@ VERDICTS = (
     "shared-cpu",
     "client-cpu",
     "server-cpu",
+    "both-cpu",
     "ssh-overhead",
 )
 
@@ -86,6 +87,8 @@ EXPLANATIONS = {
     "algorithms would help.",
     "server-cpu": "the sshd session process used a full core during the data phase; a faster server CPU or "
     "cheaper algorithms would help.",
+    "both-cpu": "the ssh client and the sshd session each kept a core of its own busy during the data phase; "
+    "faster CPUs on both sides or cheaper algorithms would help (`--why` tells which costs more when slowed).",
     "ssh-overhead": "no resource measured here was full; the time went to ssh itself (buffering, flow control, "
     "copies, scheduling).",
 }
@@ -113,6 +116,9 @@ class Measurements:
     client_machine_cores: int | None = None
     server_machine_cores: int | None = None
     server_cpu_limit_cores: float | None = None  # --server-cpu: the quota, in cores (None: no quota)
+    # --pin (sshbench.placement): the CPUs the server side (sshd session and reader) was pinned to, the
+    # client having its own; each side is then judged on its own, as on two machines. None: not pinned.
+    server_pinned_cpus: int | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +201,7 @@ def verdict(m: Measurements) -> Verdict | None:
             f"the cipher/MAC alone takes {_pct(share[0])} of the {who}'s CPU per byte "
             f"(ceiling {m.crypto_ceiling_mib_s:.0f} MiB/s per core; threshold {_pct(CRYPTO_FRACTION)})",
         )
-    shared = shared_cores_busy(m)
+    shared = shared_cores_busy(m) if m.server_pinned_cpus is None else None
     if shared is not None and shared >= SHARED_BUSY_FRACTION * (m.machine_cores or 1):
         parts = [f"ssh {m.client_cpu_cores:.2f}", f"sshd {m.server_cpu_cores:.2f}"]
         if m.sink_cpu_cores:
@@ -218,6 +224,8 @@ def _busy_threshold(m: Measurements, side: str) -> float:
 def _of_machine(m: Measurements, side: str) -> str:
     if side == "server" and m.server_cpu_limit_cores is not None:
         return f" (with its reader, under a CPU quota of {m.server_cpu_limit_cores:g} core)"
+    if side == "server" and m.server_pinned_cpus:
+        return f" (with its reader, on its own {m.server_pinned_cpus} CPU)"
     cores = m.client_machine_cores if side == "client" else m.server_machine_cores
     return f" (the {side}'s machine has {cores} cores)" if m.two_machines and cores else ""
 
@@ -256,7 +264,7 @@ def _crypto_per_side(m: Measurements) -> Verdict | None:
 def _server_cores(m: Measurements) -> float | None:
     """The server side's cores: under a quota the whole group it limits (the sshd session and the
     reader share it), else the sshd session alone."""
-    if m.server_cpu_limit_cores is not None and m.server_cpu_cores is not None:
+    if (m.server_cpu_limit_cores is not None or m.server_pinned_cpus) and m.server_cpu_cores is not None:
         return m.server_cpu_cores + (m.sink_cpu_cores or 0.0)
     return m.server_cpu_cores
 
@@ -275,6 +283,13 @@ def _cpu_per_side(m: Measurements) -> Verdict | None:
     ]
     if not busy:
         return None
+    if len(busy) == 2:  # each side full on its own cores (two machines, or pinned): naming one would be a guess
+        client, server = (cores for _, cores, side in sorted(busy, key=lambda b: b[2]))
+        return Verdict(
+            "both-cpu",
+            f"the ssh client used {client:.2f} of a core{_of_machine(m, 'client')} and the sshd session "
+            f"{server:.2f}{_of_machine(m, 'server')} during the data phase (threshold {_busy_threshold(m, 'client'):.2f})",
+        )
     _, cores, side = max(busy)
     who = "ssh client" if side == "client" else "sshd session"
     return Verdict(

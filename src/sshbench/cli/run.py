@@ -182,6 +182,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="mask AES-NI (OPENSSL_ia32cap) for ssh and the private sshd, verified before any trial",
     )
     run.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="let the scheduler place the client and the private server (default: each on its own CPUs, "
+        "which halves the GCM ciphers' spread on a 2-core machine; docs/clock.md)",
+    )
+    run.add_argument(
         "--no-baselines",
         action="store_true",
         help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
@@ -412,6 +418,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raw_tcp_port=args.raw_tcp_port,
         why="off" if args.no_why else args.why or "auto",
         why_rounds=args.why_rounds,
+        pin=not args.no_pin,
     )
     progress = Progress(
         TextColumn("{task.description}"),

@@ -102,12 +102,13 @@ def report_notes(summaries: list[Summary], environment: dict, each: bool = True)
     error = verdict_error()
     if error:
         return [f"no security verdicts: {error}"]
-    notes = [
-        f"verdicts: {strict_kex(environment).describe()}; chacha20-poly1305 and CBC+ETM are rated "
-        "with that (Terrapin, CVE-2023-48795)"
-        if each
-        else f"verdicts with {strict_kex(environment).describe()} (Terrapin)"
-    ]
+    strict = strict_kex(environment)
+    if each:
+        notes = [
+            f"verdicts: {strict.describe()}; chacha20-poly1305 and CBC+ETM are rated with that (Terrapin, CVE-2023-48795)"
+        ]
+    else:  # the default output names the Terrapin case only where it lowers a verdict: strict kex not in force
+        notes = [] if strict.negotiated is True else [f"verdicts with {strict.describe()} (Terrapin)"]
     below = [(s, summary_verdict(s, environment)) for s in summaries]
     flagged = [(s, v) for s, v in below if v is not None and v.level.label in ("broken", "weak")]
     if each:

@@ -6,11 +6,13 @@ a HOST is a RemoteHost read from the user's ssh_config. Each class builds itself
 
 from __future__ import annotations
 
+from sshbench import placement
 from sshbench.errors import UsageError
 from sshbench.settings import RunSettings
 from sshbench.targets.asyncssh_server import AsyncsshServer
 from sshbench.targets.base import Target
 from sshbench.targets.dropbear import DropbearServer
+from sshbench.targets.local import LocalServer
 from sshbench.targets.netns_openssh import NetnsOpenSSH
 from sshbench.targets.private_openssh import PrivateOpenSSH
 from sshbench.targets.remote import RemoteHost
@@ -68,8 +70,11 @@ def make_target(settings: RunSettings, server: str = "openssh", env: dict[str, s
     if settings.host is not None:
         return RemoteHost.from_settings(settings, env)
     if any(p.emulated for p in settings.link_profiles()):
-        return LINK_SERVERS[server].from_settings(settings, env)
-    return SERVERS[server].from_settings(settings, env)
+        return LINK_SERVERS[server].from_settings(settings, env)  # not pinned: the link's relays share the CPUs
+    target = SERVERS[server].from_settings(settings, env)
+    if isinstance(target, LocalServer):
+        target.placement = placement.choose(settings.pin, max(settings.stream_counts()))[0]
+    return target
 
 
 __all__ = [

@@ -17,6 +17,7 @@ from pathlib import Path
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.errors import RunError
+from sshbench.placement import Placement
 from sshbench.targets.base import Target
 
 READY_TIMEOUT_S = 15.0  # a daemon that has not said it listens by then is reported, not waited for
@@ -53,6 +54,8 @@ class LocalServer(Target):
     shares_local_filesystem = True
     #: the daemon's name in messages ("private sshd", "private dropbear")
     server_name: str = "private server"
+    #: the CPUs of the client and of the daemon (sshbench.placement, --pin); None: wherever the scheduler puts them
+    placement: Placement | None = None
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         self.ssh = ssh
@@ -71,6 +74,15 @@ class LocalServer(Target):
     def server_pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    def client_prefix(self) -> list[str]:
+        return self.placement.client_prefix() if self.placement is not None else []
+
+    def describe(self) -> dict:
+        described = super().describe()
+        if self.placement is not None:
+            described["placement"] = self.placement.describe()
+        return described
+
     # --- the daemon ---------------------------------------------------------------------------------
 
     def _ready_line(self, line: str) -> bool:
@@ -83,6 +95,8 @@ class LocalServer(Target):
         ready line. Raises PortTaken when another process got the port first."""
         self._ready.clear()
         self._drain_done = threading.Event()
+        if self.placement is not None:
+            argv = [*self.placement.server_prefix(), *argv]
         try:
             self.process = subprocess.Popen(
                 argv,
