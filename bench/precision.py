@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Does sshbench decide, fast? The goals of issue 12, measured as a user runs them, printed as figures.
 
-1. Two consecutive default runs (`sshbench run`, every cipher, default MAC, `--runs auto`): wall time of
-   each (goal: at most 60 s on 2 cores), the median CI half-width, how many neighbouring pairs each
-   decided, and the agreement between them: every pair of combinations whose medians differ by 20% or
-   more must be ordered the same way in both (goal 100%); pairs 5-20% apart must never be reversed
-   with confidence (each run ordering them, in opposite directions).
+1. N consecutive default runs (`--runs N`, default 2; `sshbench run`, every cipher, default MAC, `--runs
+   auto`): wall time of each (goal: at most 60 s on 2 cores), the median CI half-width, how many
+   neighbouring pairs each decided, and issue 23's two decisions: the fastest group (the first row and
+   whatever the run grouped with it) decided faster than every other row, and aes128-gcm decided against
+   chacha20-poly1305 (goal: both in N of N). Between each two consecutive runs: every pair of combinations
+   whose medians differ by 20% or more must be ordered the same way in both (goal 100%); pairs 5-20% apart
+   must never be reversed with confidence (each run ordering them, in opposite directions).
+   `--from DIR` reads runs already made instead (`bench/one_answer.py --keep DIR`: its run*.json).
 2. `--seconds` sweep (`--sweep 0.25,0.5,1`): the same default run with each data-phase target, the runs
    interleaved (A B C A B C: this machine's 30-40% swings between minutes hit each alike), printing
    the median CI half-width, the rounds run and the wall time: the efficiency figure is
@@ -16,7 +19,7 @@
 Each run uses its own store in a temp dir; nothing else is touched. Speeds are not asserted anywhere:
 this script prints figures for the closing note.
 
-Usage: .venv/bin/python bench/precision.py [--pairs-only] [--sweep 0.25,0.5,1] [--full] [-- EXTRA RUN OPTIONS]
+Usage: .venv/bin/python bench/precision.py [--runs N | --from DIR] [--pairs-only] [--sweep 0.25,0.5,1] [--full] [-- EXTRA RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -71,6 +74,40 @@ class Measured:
     def positions(self) -> dict[str, int]:
         """Each combination's place in the reported ranking (summaries are in the ranking's order)."""
         return {f"{s['cipher']} {s['mac']}": i for i, s in enumerate(self.summaries)}
+
+    def by_round(self) -> dict[str, dict[int, float]]:
+        """MiB/s per combination per round as the run ranked them (each trial's own rate)."""
+        out: dict[str, dict[int, float]] = {}
+        for t in self.doc["trials"]:
+            if t["kind"] == "transfer" and t["valid"] and not t["warmup"] and t.get("mib_s"):
+                out.setdefault(f"{t['cipher']} {t['mac']}", {})[t["repetition"]] = t["mib_s"]
+        return out
+
+    def fastest_group_decided(self) -> tuple[bool, str]:
+        """Every row of the first group decided faster than every row outside it (paired, the run's tie margin)."""
+        rates, tie = self.by_round(), self.doc["stats"]["tie_margin"]
+        keys = [f"{s['cipher']} {s['mac']}" for s in self.summaries]
+        groups = [s.get("group", 0) for s in self.summaries]
+        first = [k for k, g in zip(keys, groups) if g == groups[0]]
+        for inside in first:
+            for outside in (k for k in keys if k not in first):
+                estimate = stats.paired_ratio_ci(rates[inside], rates[outside])
+                if not (stats.compare_pair(estimate, tie) == "ordered" and estimate.ratio > 1):
+                    return (
+                        False,
+                        f"{inside.split()[0]} vs {outside.split()[0]} {estimate.ratio:.2f} ({estimate.low:.2f}-{estimate.high:.2f})",
+                    )
+        return True, f"{len(first)} row(s)"
+
+    def gcm_vs_chacha(self) -> tuple[bool, str]:
+        rates, tie = self.by_round(), self.doc["stats"]["tie_margin"]
+        gcm = next((k for k in rates if k.startswith("aes128-gcm")), None)
+        chacha = next((k for k in rates if k.startswith("chacha20-poly1305")), None)
+        if gcm is None or chacha is None:
+            return False, "not both measured"
+        estimate = stats.paired_ratio_ci(rates[gcm], rates[chacha])
+        decided = stats.compare_pair(estimate, tie) == "ordered"
+        return decided, f"{estimate.ratio:.2f} ({estimate.low:.2f}-{estimate.high:.2f})"
 
     def undecided(self) -> int:
         return len(self.doc["stats"]["undecided_pairs"])
@@ -136,23 +173,52 @@ def agreement(a: Measured, b: Measured) -> None:
     print(f"  pairs 5-20% apart reversed with confidence: {near_reversed}/{near_total} (goal 0)")
 
 
+def consecutive_runs(args: argparse.Namespace, store: Path) -> list[Measured]:
+    if args.from_dir:
+        paths = sorted(Path(args.from_dir).glob("run*.json"), key=lambda p: int(p.stem[3:] or 0))
+        print(
+            f"{len(paths)} default runs read from {args.from_dir} (wall: the run's own, without the command around it):"
+        )
+        docs = [json.loads(p.read_text()) for p in paths]
+        return [Measured(f"default #{i + 1}", d["finished_at"] - d["started_at"], d) for i, d in enumerate(docs)]
+    print(f"{args.runs} consecutive default runs (`sshbench run`):")
+    return [run(f"default #{i + 1}", args.extra, store) for i in range(args.runs)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sweep", default="", help="comma list of --seconds targets to compare, e.g. 0.25,0.5,1")
     parser.add_argument("--sweep-rounds", type=int, default=2, help="runs of each --seconds value, interleaved")
     parser.add_argument("--full", action="store_true", help="also time `sshbench run --full` (minutes)")
-    parser.add_argument("--pairs-only", action="store_true", help="skip the two default runs")
+    parser.add_argument("--pairs-only", action="store_true", help="skip the default runs")
+    parser.add_argument("--runs", type=int, default=2, help="consecutive default runs (default 2; issue 23 asks 10)")
+    parser.add_argument("--from", dest="from_dir", metavar="DIR", help="read run*.json there instead of running")
     parser.add_argument("extra", nargs="*", help="options added to every run (after --)")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="sshbench-precision-") as tmp:
         store = Path(tmp)
         if not args.pairs_only:
-            print("two consecutive default runs (`sshbench run`):")
-            first, second = run("default #1", args.extra, store), run("default #2", args.extra, store)
-            for m in (first, second):
+            runs = consecutive_runs(args, store)
+            group_ok = gcm_ok = 0
+            for m in runs:
                 print(describe(m))
-            agreement(first, second)
+                grouped, group_why = m.fastest_group_decided()
+                split, split_why = m.gcm_vs_chacha()
+                group_ok, gcm_ok = group_ok + grouped, gcm_ok + split
+                print(
+                    f"{'':>16}fastest group ordered against every other row: {'yes' if grouped else 'NO'} ({group_why}); "
+                    f"aes128-gcm vs chacha20-poly1305 {'decided' if split else 'UNDECIDED'}: {split_why}"
+                )
+            for a, b in itertools.pairwise(runs):
+                print(f"  {a.label} vs {b.label}:")
+                agreement(a, b)
+            walls = [m.wall_s for m in runs]
+            print(
+                f"{len(runs)} runs: fastest group ordered in {group_ok} of {len(runs)}, aes128-gcm vs chacha20 decided "
+                f"in {gcm_ok} of {len(runs)}, wall {min(walls):.0f}-{max(walls):.0f} s "
+                f"({sum(w <= 60 for w in walls)} of {len(runs)} within 60 s)"
+            )
         if args.sweep:
             targets = [float(x) for x in args.sweep.split(",")]
             print(f"--seconds sweep, interleaved x{args.sweep_rounds}:")

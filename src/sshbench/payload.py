@@ -1,7 +1,10 @@
 """Payloads: generated once per run into the run's temp dir (on /dev/shm when it has room) and reused.
 
-Sizes come from a ladder of powers of two so that adaptive sizing (a data phase of about
-`--seconds` per combination) needs only a few files; a smaller size is a prefix of a larger one.
+Sizes come from a ladder (powers of two and 1.5 times each) so that adaptive sizing (a data phase of about
+`--seconds` per combination) needs only a few files; a smaller size is a prefix of a larger one. Why the
+half steps: sizing rounds up (calibration.py), and with powers of two alone a trial moved up to twice what
+its data phase needed (aes256-gcm at ~1200 MiB/s wanted 542 MiB and moved 1024: 0.84 s of data for a 0.45 s
+target), which cost a default run a third of its rounds' time.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from sshbench.units import MIB, format_size
 
 MIN_SIZE = 1 * MIB  # below this the data phase is too short for any clock here
 PROBE_SIZE = 16 * MIB  # calibration transfer: ~0.8 s even for 3des-cbc (~20 MiB/s)
-LADDER = [MIB << i for i in range(0, 14)]  # 1 MiB .. 8 GiB
+LADDER = sorted([MIB << i for i in range(14)] + [3 * MIB << i for i in range(12)])  # 1, 2, 3, 4, 6 MiB .. 8 GiB
 _CHUNK = 8 * MIB
 # Random payloads repeat one block drawn from the kernel's generator once per run: writing 1 GiB took
 # 3.6 s with os.urandom for every byte (the raw TCP control's payload: 6% of a default run's minute) and
@@ -32,7 +35,7 @@ _RANDOM_PERIOD = 32 * MIB + 4093
 
 def size_for_rate(mib_s: float, target_seconds: float, max_size: int) -> int:
     """The ladder size nearest (on a log scale) to `mib_s` x `target_seconds`, within [MIN_SIZE, max_size]:
-    the data phase then lasts between 0.7 and 1.4 times the target."""
+    the data phase then lasts between 0.8 and 1.25 times the target."""
     import math
 
     wanted = max(mib_s * MIB * target_seconds, 1.0)

@@ -82,7 +82,7 @@ def baselines_table(result: Any, compact: bool = False) -> Table | None:
                 f"payload read {_rate(disk.get('read_mib_s'))} warm (page cache), "
                 f"{_rate(disk.get('cold_read_mib_s'))} cold ({disk.get('filesystem')})",
             )
-        else:
+        elif not compact:  # the default report leaves out a disk that is not in the path (--wide says so)
             table.add_row("disk", disk.get("note") or "not on disk")
         if disk.get("write_mib_s"):
             table.add_row(
