@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sshbench.baselines import bottleneck
@@ -123,6 +125,11 @@ def test_shared_cores_when_client_and_server_fill_one_machine() -> None:
         )
     )
     assert apart is not None and apart.bound_by == "ssh-overhead"
+    # --pin: ssh on one CPU, sshd and its reader on the other; both cores busy is no longer "shared": the
+    # server side (sshd 0.76 + reader 0.2) filled its own core.
+    pinned = verdict(replace(m, sink_cpu_cores=0.2, server_pinned_cpus=1))
+    assert pinned is not None and pinned.bound_by == "server-cpu"
+    assert "0.96 of a core" in pinned.evidence and "on its own 1 CPU" in pinned.evidence
 
 
 def test_shared_cores_below_threshold_and_crypto_first() -> None:
@@ -197,24 +204,6 @@ def test_a_server_at_its_quota_is_not_explained_by_the_clients_idle_crypto() -> 
     # The server's own crypto share still names the cipher; below its quota the client's counts as before.
     assert word(**{**quota, "mib_s": 2.2}, server_cpu_cores=0.099) == "crypto"
     assert word(**quota, server_cpu_cores=0.05) == "crypto"
-
-
-def test_pinned_sides_are_judged_on_their_own_cores() -> None:
-    # --pin: ssh on one CPU, sshd and its reader on the other; both cores busy is no longer "shared":
-    # the server side (sshd 0.76 + reader 0.2) filled its own core.
-    m = Measurements(
-        mib_s=945.0,
-        client_cpu_cores=0.85,
-        server_cpu_cores=0.76,
-        raw_tcp_mib_s=4400.0,
-        crypto_ceiling_mib_s=4500.0,
-        machine_cores=2,
-        sink_cpu_cores=0.2,
-        server_pinned_cpus=1,
-    )
-    v = verdict(m)
-    assert v is not None and v.bound_by == "server-cpu"
-    assert "0.96 of a core" in v.evidence and "on its own 1 CPU" in v.evidence
 
 
 @pytest.mark.parametrize(

@@ -270,3 +270,15 @@ def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
     sizes = resume.calibrated_sizes([a, b], [probe, measured], settings)
     assert sizes == {a: size_for_rate(400.0, 1.0, settings.max_size), b: 64 << 20}
     assert resume.calibrated_sizes([a], [probe], RunSettings(size=1 << 20)) == {}  # fixed size: nothing to reuse
+
+
+@pytest.mark.fast
+def test_runs_listing_names_every_axis_a_run_swept() -> None:
+    """`sshbench runs` showed a --link sweep as one cipher (issue 28): every axis of Combination that varied is named."""
+    from sshbench.store.sqlite import swept
+
+    base = Combination("aes128-ctr", "umac-64-etm@openssh.com", "curve25519-sha256")
+    links = [base, Combination(base.cipher, base.mac, base.kex, link="lan100m")]
+    assert swept(links) == "2 links; cipher aes128-ctr, MAC umac-64-etm@openssh.com, kex curve25519-sha256"
+    mixed = [base, Combination(base.cipher, base.mac, base.kex, server="dropbear", sink="tmpfs", payload="zero")]
+    assert swept(mixed).startswith("2 sinks x 2 payloads x 2 servers;")

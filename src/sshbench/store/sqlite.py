@@ -124,6 +124,11 @@ def swept(combinations: list[Combination]) -> str:
         ("compression", "compression", "compressions"),
         ("tool", "tool", "tools"),
         ("direction", "direction", "directions"),
+        ("sink", "sink", "sinks"),
+        ("payload", "payload", "payloads"),
+        ("server", "server", "servers"),
+        ("client", "client", "clients"),
+        ("link", "link", "links"),  # --link A,B: a sweep over emulated links
         ("streams", "stream count", "stream counts"),  # -P N; rows stored before it read as 1
         ("ssh_build", "ssh build", "ssh builds"),  # --ssh A,B; rows stored before it read as ""
         ("sshd_build", "sshd build", "sshd builds"),
