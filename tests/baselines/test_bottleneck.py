@@ -100,6 +100,14 @@ def test_crypto_by_cpu_share_on_a_busy_machine() -> None:
     assert "94%" in found.evidence and "sshd session" in found.evidence  # the larger share: 0.67 core
     share = bottleneck.crypto_cpu_share(Measurements(mib_s=20.7, crypto_ceiling_mib_s=33.0, client_cpu_cores=0.68))
     assert share is not None and share[1] == "client" and share[0] == pytest.approx(0.922, abs=0.001)
+    # A CPU figure that missed most of the time (a 2 MiB trial: 0.0125 core at 1000 MiB/s) is no evidence, where it
+    # read "the cipher/MAC alone takes 1786% of the ssh client's CPU"; a zero quota (an imported document) no quota.
+    assert (
+        bottleneck.crypto_cpu_share(Measurements(mib_s=1000, crypto_ceiling_mib_s=4478, client_cpu_cores=0.0125))
+        is None
+    )
+    assert word(mib_s=1000, crypto_ceiling_mib_s=4478, client_cpu_cores=0.0125, server_cpu_cores=0.01) == "ssh-overhead"
+    assert word(mib_s=400, client_cpu_cores=0.5, server_cpu_cores=0.95, server_cpu_limit_cores=0.0) == "server-cpu"
     # aes-gcm far from its ceiling and a half-idle process: the crypto is a small share.
     assert word(mib_s=775, crypto_ceiling_mib_s=4837, client_cpu_cores=0.5, server_cpu_cores=0.6) == "ssh-overhead"
 

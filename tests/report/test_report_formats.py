@@ -87,6 +87,12 @@ def test_csv_has_the_exact_medians(stored):
 def test_markdown_has_the_environment_header_and_the_medians(stored):
     text = _report(stored, str(stored["run_id"]), "--format", "markdown").stdout
     assert "| Client CPU |" in text and "| Server SSH | OpenSSH" in text
+    # the rounds run, in the terminal's words, and where each side ran (--pin, on 2+ CPUs)
+    assert "| Trials | 2 rounds + 0 warm-up" in text
+    placement = json.loads(stored["run_json"].read_text())["target"].get("placement")
+    if placement:
+        client, server = (",".join(map(str, placement[k])) for k in ("client_cpus", "server_cpus"))
+        assert f"(ssh on CPU {client}, server on CPU {server})" in text
     table = [line for line in text.splitlines() if line.startswith("| #")]
     header = [c.strip() for c in table[0].strip("|").split("|")]
     rows = [

@@ -48,6 +48,7 @@ NETWORK_FRACTION = 0.90
 DISK_FRACTION = 0.90
 WINDOW_FRACTION = 0.80
 CRYPTO_FRACTION = 0.80
+MAX_PLAUSIBLE_SHARE = 1.5  # crypto_cpu_share above this: the CPU figure is too short to read (see there)
 CPU_BUSY_CORES = 0.90
 # --server-cpu F: the session and its reader at >= 0.8 x F have used the quota. Lower than a free core's
 # 0.9: the group also holds processes no trial measures (the waiting login shell, sshd's listener), the
@@ -149,6 +150,10 @@ def crypto_cpu_share(m: Measurements) -> tuple[float, str] | None:
     shares = [
         ((m.mib_s / m.crypto_ceiling_mib_s) / cores, side) for cores, side in sides if cores is not None and cores > 0
     ]
+    # The crypto cannot need more CPU than the process spent: a share far above 1 says the CPU figure missed
+    # most of the time (a 2 MiB trial's ~15 ms of CPU read as 0.01 core: "the cipher alone takes 1786%"), not
+    # that the cipher is the limit. Such a share is no evidence (the 1.5 leaves room for the ceiling's own noise).
+    shares = [(share, side) for share, side in shares if share <= MAX_PLAUSIBLE_SHARE]
     return max(shares) if shares else None
 
 
@@ -216,7 +221,8 @@ def verdict(m: Measurements) -> Verdict | None:
 
 def _busy_threshold(m: Measurements, side: str) -> float:
     """A full core of that side: 0.9, or 0.8 x the quota under --server-cpu below one core."""
-    if side == "server" and m.server_cpu_limit_cores is not None and m.server_cpu_limit_cores < 1.0:
+    # (a quota of 0, which only an imported document can hold, is no quota: a threshold of 0 divides by zero)
+    if side == "server" and m.server_cpu_limit_cores is not None and 0 < m.server_cpu_limit_cores < 1.0:
         return QUOTA_BUSY_FRACTION * m.server_cpu_limit_cores
     return CPU_BUSY_CORES
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sshbench import summary
 from sshbench.results import IMPLICIT_MAC, RunResult
 
 # Optional summary keys (added by other features) shown as a column when any summary has a value.
@@ -39,11 +40,28 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
         ),
         ("Server SSH", f"{env.get('server_ssh_version') or '-'}"),
         ("Kernel / OS", f"{env.get('kernel') or '-'} / {env.get('os') or '-'}"),
-        ("Target", str(env.get("target") or result.target.get("label") or "-")),
+        ("Target", target_text(result)),
         ("Payload", f"{env.get('payload_kind') or '-'}, {env.get('payload_size') or '-'}"),
-        ("Trials", f"{s.runs} runs + {s.warmup} warm-up, interleaved; tool {s.tool}"),
+        ("Trials", f"{rounds_text(result)} + {s.warmup} warm-up, interleaved; tool {s.tool}"),
         ("Status", result.status + (f" ({result.error})" if result.error else "")),
     ]
+
+
+def target_text(result: RunResult) -> str:
+    """The target's label, with where the client and the private server ran (--pin, sshbench.placement)."""
+    label = str(result.environment.get("target") or (result.target or {}).get("label") or "-")
+    placement = (result.target or {}).get("placement")
+    if isinstance(placement, dict) and placement.get("client_cpus") and placement.get("server_cpus"):
+        cpus = [",".join(str(c) for c in placement[k]) for k in ("client_cpus", "server_cpus")]
+        label += f" (ssh on CPU {cpus[0]}, server on CPU {cpus[1]})"
+    return label
+
+
+def rounds_text(result: RunResult) -> str:
+    """The measured rounds, as the terminal says them: the rounds run (--runs auto: how many it took)."""
+    s = result.settings
+    rounds = summary.rounds_run(result) or s.runs
+    return f"{rounds} rounds" + (f" (auto, budget {s.budget_s:g} s)" if s.adaptive else "")
 
 
 def handshake_label(h: dict) -> str:

@@ -10,6 +10,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
+from sshbench.report import ranked
 from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult, short_name
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
@@ -69,7 +70,7 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
         *([] if compact else [("Kernel / OS", f"{env.get('kernel')} / {env.get('os')}")]),  # compact: --wide
         *ends,
         *_build_rows(env),
-        ("Target", str(env.get("target"))),
+        ("Target", ranked.target_text(result)),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
         ("Trials", _trials_line(result, compact)),
         ("Transfer", _transfer_line(result)),
