@@ -170,3 +170,16 @@ def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
     assert "clocks differ" in clock_lines(comparison)[0]
     same = compare_runs([new, new])
     assert same.rows[0].ratios[0] is not None and clock_lines(same) == []
+
+
+def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_trials_size():
+    from sshbench.calibration import Calibration
+    from sshbench.settings import RunSettings
+
+    probe = _trial(0, 200, "server-reader", NO_STEADY_PART)  # 16 MiB in 0.08 s: no late rate either
+    probe.payload_bytes, probe.warmup, probe.late_mib_s = 16 * MIB, True, None
+    probe.data_s = 0.08
+    sizes = {COMBO: 16 * MIB}
+    calibration = Calibration([COMBO], RunSettings(seconds=1.0), sizes)
+    assert calibration.after_probe(COMBO, probe, 0) is True  # probe again
+    assert sizes[COMBO] == 64 * MIB  # sized as a trial it would be 512 MiB (200 x 2 MiB/s for 1.2 s)
