@@ -73,3 +73,12 @@ def test_a_started_server_and_its_client_run_on_their_own_cpus() -> None:
     assert _allowed(server_side) == ",".join(map(str, target.placement.server_cpus))
     assert _allowed(client.stdout) == ",".join(map(str, target.placement.client_cpus))
     assert target.describe()["placement"]["server_cpus"] == list(target.placement.server_cpus)
+
+
+@pytest.mark.fast
+def test_a_described_placement_reads_back_and_odd_documents_read_as_none() -> None:
+    pinned = Placement(client_cpus=(0,), server_cpus=(1, 2))
+    assert Placement.from_json(pinned.describe()) == pinned
+    assert pinned.text() == "ssh on CPU 0, server on CPU 1,2"
+    for odd in (None, "0-1", {}, {"client_cpus": [0]}, {"client_cpus": [], "server_cpus": [1]}):
+        assert Placement.from_json(odd) is None

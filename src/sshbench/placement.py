@@ -39,7 +39,17 @@ class Placement:
         return {"client_cpus": list(self.client_cpus), "server_cpus": list(self.server_cpus)}
 
     def text(self) -> str:
-        return f"client on CPU {_cpu_list(self.client_cpus)}, server on CPU {_cpu_list(self.server_cpus)}"
+        return f"ssh on CPU {_cpu_list(self.client_cpus)}, server on CPU {_cpu_list(self.server_cpus)}"
+
+    @classmethod
+    def from_json(cls, described: object) -> Placement | None:
+        """The placement a run's target described (describe()), None when it was not pinned or unreadable."""
+        if not isinstance(described, dict):
+            return None
+        client, server = described.get("client_cpus"), described.get("server_cpus")
+        if not (isinstance(client, list) and isinstance(server, list) and client and server):
+            return None
+        return cls(tuple(int(c) for c in client), tuple(int(c) for c in server))
 
 
 def _cpu_list(cpus: tuple[int, ...]) -> str:

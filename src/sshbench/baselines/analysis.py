@@ -12,6 +12,7 @@ from typing import Any
 
 from sshbench import summary
 from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
+from sshbench.placement import Placement
 from sshbench.results import Combination, Trial
 from sshbench.summary import Summary, summarise_transfers
 
@@ -129,9 +130,11 @@ def machine_cores_if_shared(result: Any) -> int | None:
 def server_pinned_cpus(result: Any) -> int | None:
     """How many CPUs the private server side was pinned to (--pin, sshbench.placement), the client having
     its own; None when the run did not pin (or was stored before it could)."""
-    placement = (result.target or {}).get("placement")
-    cpus = placement.get("server_cpus") if isinstance(placement, dict) else None
-    return len(cpus) if isinstance(cpus, list) and cpus else None
+    try:
+        placement = Placement.from_json((result.target or {}).get("placement"))
+    except (TypeError, ValueError):
+        return None
+    return len(placement.server_cpus) if placement else None
 
 
 def two_machines(result: Any) -> tuple[bool, int | None, float | None]:

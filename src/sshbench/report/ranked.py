@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sshbench import summary
+from sshbench.placement import Placement
 from sshbench.results import IMPLICIT_MAC, RunResult
 
 # Optional summary keys (added by other features) shown as a column when any summary has a value.
@@ -50,11 +51,11 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
 def target_text(result: RunResult) -> str:
     """The target's label, with where the client and the private server ran (--pin, sshbench.placement)."""
     label = str(result.environment.get("target") or (result.target or {}).get("label") or "-")
-    placement = (result.target or {}).get("placement")
-    if isinstance(placement, dict) and placement.get("client_cpus") and placement.get("server_cpus"):
-        cpus = [",".join(str(c) for c in placement[k]) for k in ("client_cpus", "server_cpus")]
-        label += f" (ssh on CPU {cpus[0]}, server on CPU {cpus[1]})"
-    return label
+    try:
+        placement = Placement.from_json((result.target or {}).get("placement"))
+    except (TypeError, ValueError):  # an imported document's odd values: said without
+        placement = None
+    return f"{label} ({placement.text()})" if placement else label
 
 
 def rounds_text(result: RunResult) -> str:
