@@ -311,7 +311,7 @@ class Runner:
                 ):
                     self.result.notices.append(notice)
                     self.result.environment["payload_size"] = (
-                        f"adaptive (~{s.seconds:g} s per trial to fit --budget, at most {format_size(s.max_size)})"
+                        f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
                     )
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
