@@ -105,6 +105,11 @@ def _fleet(env: dict, *args: str, on_line=None, timeout: float = 600) -> tuple[i
     return rc, out, "".join(err_lines), time.monotonic() - started
 
 
+def _module_payloads() -> list[Path]:
+    """AnsiballZ's scratch directories in the hosts' /tmp (their sessions get no TMPDIR of the tests)."""
+    return list(Path("/tmp").glob("ansible_*_payload_*"))
+
+
 def _namespace_pids(host: NamespaceHost) -> list[int]:
     done = subprocess.run(["ip", "netns", "pids", host.name], capture_output=True, text=True, timeout=10)
     return [int(pid) for pid in done.stdout.split()]
@@ -171,6 +176,7 @@ def scenario(tmp_path_factory):
     work_base.mkdir()
     shims = base / "shims"
     shims.mkdir()
+    payloads_before = set(_module_payloads())
     with contextlib.ExitStack() as stack:
         lan = stack.enter_context(NamespaceLan())
         path_first = nshost_config.broken_shim(shims)  # python3.13 first on each host's PATH, exit 127
@@ -213,6 +219,7 @@ def scenario(tmp_path_factory):
         )
         unreachable = _fleet(env, "-i", str(down), "--", *RUN_OPTIONS)
         in_namespaces = {name: _namespace_pids(h) for name, h in hosts.items()}
+        payloads_left = sorted(set(_module_payloads()) - payloads_before)
         yield {
             "env": env,
             "first": first,
@@ -222,6 +229,7 @@ def scenario(tmp_path_factory):
             "left_on_lost": left_on_lost,
             "work_base": work_base,
             "in_namespaces": in_namespaces,
+            "payloads_left": payloads_left,
             "hosts": hosts,
             "inventory": inventory,
             "shims": shims,
@@ -327,6 +335,9 @@ def test_nothing_is_left_on_any_host_or_here(scenario):
         # only the host's own sshd listener: no sshbench, no private sshd, no session left
         assert len(pids) == 1, (name, pids)
     assert list(Path(scenario["env"]["TMPDIR"]).iterdir()) == []  # the control side's staging directory
+    # the module running the lost host's benchmark was killed with it: its scratch was in the working
+    # directory, which the resumed run removed
+    assert scenario["payloads_left"] == []
 
 
 def test_a_pair_is_measured_over_the_network_and_stored_with_its_label(scenario):
