@@ -32,3 +32,13 @@ def test_split_ranges_of_ladder_sizes_are_distinct(tmp_path, monkeypatch):
         part = len(data) // streams
         digests = {hashlib.sha256(data[i * part : (i + 1) * part]).digest() for i in range(streams)}
         assert len(digests) == streams
+
+
+def test_each_payload_is_hashed_as_written_and_the_digest_matches_its_bytes(tmp_path):
+    for kind in ("random", "zero", "text"):
+        store = PayloadStore(tmp_path / kind, kind)
+        (tmp_path / kind).mkdir()
+        for size in (3 * MIB, 1 * MIB):  # the smaller after the larger: written, not copied, and still its prefix
+            path = store.path_for(size)
+            assert store.digest(path) == hashlib.sha256(path.read_bytes()).hexdigest(), (kind, size)
+        assert store.path_for(3 * MIB).read_bytes()[: 1 * MIB] == store.path_for(1 * MIB).read_bytes()

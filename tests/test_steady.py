@@ -183,3 +183,25 @@ def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_
     calibration = Calibration([COMBO], RunSettings(seconds=1.0), sizes)
     assert calibration.after_probe(COMBO, probe, 0) is True  # probe again
     assert sizes[COMBO] == 64 * MIB  # sized as a trial it would be 512 MiB (200 x 2 MiB/s for 1.2 s)
+
+
+def test_measured_trials_size_their_combination_from_the_median_of_their_steady_rates():
+    from sshbench.calibration import follow_measured_rates
+    from sshbench.settings import RunSettings
+
+    settings = RunSettings(seconds=0.3)
+    sizes = {COMBO: 1024 * MIB}  # grown fourfold once: ~1 s of data phase at 1000 MiB/s
+    trials = [_trial(0, 1000, STEADY_STATE)]
+    follow_measured_rates(sizes, trials[0], trials, settings)
+    # 1000 MiB/s x (0.3 s steady + 0.2 s omitted) + the first window: 502 MiB, the next ladder step up
+    assert sizes[COMBO] == 512 * MIB
+    trials += [_trial(1, 1050, STEADY_STATE), _trial(2, 500, STEADY_STATE)]  # one slow round
+    follow_measured_rates(sizes, trials[2], trials, settings)
+    assert sizes[COMBO] == 512 * MIB  # the median (1000 MiB/s); the slow round's own rate would give 256 MiB
+    unsteady = _trial(3, 300, "server-reader", NO_STEADY_PART)
+    follow_measured_rates(sizes, unsteady, trials, settings)
+    assert sizes[COMBO] == 512 * MIB  # no steady rate: grow_if_too_short's business
+    for kept in (RunSettings(seconds=0.3, size=64 * MIB), RunSettings(seconds=0.3, server_cpu=0.5)):
+        fixed = {COMBO: 64 * MIB}
+        follow_measured_rates(fixed, trials[0], trials, kept)
+        assert fixed[COMBO] == 64 * MIB  # a --size of the user's; --server-cpu sizes cover a channel window

@@ -84,11 +84,7 @@ class Calibration:
         s = self.settings
         # `seconds` is the steady part's length; the omitted start-up (sshbench.steady) comes on top, so a
         # short --seconds still leaves a steady part and the headline does not depend on it.
-        steady_s = s.seconds if seconds is None else seconds
-        # Rounded up, with the first channel window (2 MiB, sent before the remote reader starts) on top:
-        # rates here swing 1.5-2x between minutes, and a trial sized to the nearest power of two lost its
-        # steady part in 1 of 3 default-run trials (uploads at 0.25 s + omit).
-        size = size_at_least(int(rate * MIB * (steady_s + OMIT_S)) + FIRST_WINDOW_BYTES, s.max_size)
+        size = steady_size(rate, s.seconds if seconds is None else seconds, s.max_size)
         if s.server_cpu is not None and probe is not None and probe.tcp_bytes_before_clock:
             self.window_bytes = max(self.window_bytes, probe.tcp_bytes_before_clock)
         if s.server_cpu is not None and self.window_bytes:
@@ -130,6 +126,48 @@ class Calibration:
         )
         s.seconds = round(target, 3)
         return notice
+
+
+def follow_measured_rates(
+    sizes: dict[Combination, int], trial: Trial, trials: list[Trial], settings: RunSettings
+) -> None:
+    """An adaptive run's measured transfer with a steady rate: the combination's next trials are sized from the
+    median of its measured steady rates, for ~`seconds` of steady part like the probe's sizing. The probe is a
+    16 MiB connection start whose rate is a guess (sized as if twice its late rate), and a trial that had to
+    grow grew fourfold: one default run moved aes256-gcm 1024 MiB a trial (1.2-1.6 s of data phase) where 512
+    hold its 0.3 s target at ~1000 MiB/s, and its rounds took ~13 s for 10 ciphers. Not under --server-cpu
+    (its sizes also cover a channel window) nor with a size the user chose."""
+    combo = trial.combination
+    adaptive_size = settings.size is None and settings.file is None
+    if not (
+        adaptive_size
+        and settings.server_cpu is None
+        and trial.kind == "transfer"
+        and not trial.warmup
+        and trial.data_clock == STEADY_STATE
+        and trial.mib_s
+        and combo in sizes
+    ):
+        return
+    rates = [
+        t.mib_s
+        for t in trials
+        if t.combination == combo
+        and t.kind == "transfer"
+        and t.valid
+        and not t.warmup
+        and t.data_clock == STEADY_STATE
+        and t.mib_s
+    ]
+    sizes[combo] = steady_size(statistics.median(rates or [trial.mib_s]), settings.seconds, settings.max_size)
+
+
+def steady_size(rate: float, steady_s: float, max_size: int) -> int:
+    """The payload whose steady part lasts ~`steady_s` at `rate` MiB/s: the omitted start-up (sshbench.steady)
+    and the first channel window (2 MiB, sent before the remote reader starts) come on top, rounded up the
+    ladder: rates here swing 1.5-2x between minutes, and a trial sized to the nearest power of two lost its
+    steady part in 1 of 3 default-run trials (uploads at 0.25 s + omit)."""
+    return size_at_least(int(rate * MIB * (steady_s + OMIT_S)) + FIRST_WINDOW_BYTES, max_size)
 
 
 def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: RunSettings) -> None:

