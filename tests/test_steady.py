@@ -185,7 +185,7 @@ def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_
     assert sizes[COMBO] == 64 * MIB  # sized as a trial it would be 512 MiB (200 x 2 MiB/s for 1.2 s)
 
 
-def test_measured_trials_size_their_combination_from_the_median_of_their_steady_rates():
+def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_steady_rates_needs():
     from sshbench.calibration import follow_measured_rates
     from sshbench.settings import RunSettings
 
@@ -195,13 +195,20 @@ def test_measured_trials_size_their_combination_from_the_median_of_their_steady_
     follow_measured_rates(sizes, trials[0], trials, settings)
     # 1000 MiB/s x (0.3 s steady + 0.2 s omitted) + the first window: 502 MiB, the next ladder step up
     assert sizes[COMBO] == 512 * MIB
-    trials += [_trial(1, 1050, STEADY_STATE), _trial(2, 500, STEADY_STATE)]  # one slow round
+    trials += [_trial(1, 600, STEADY_STATE), _trial(2, 500, STEADY_STATE)]  # slower rounds: median 600
     follow_measured_rates(sizes, trials[2], trials, settings)
-    assert sizes[COMBO] == 512 * MIB  # the median (1000 MiB/s); the slow round's own rate would give 256 MiB
-    unsteady = _trial(3, 300, "server-reader", NO_STEADY_PART)
+    assert sizes[COMBO] == 512 * MIB  # 600 x 0.5 + 2 -> 384 MiB is more than half: no new payload for it...
+    trials += [_trial(3, 300, STEADY_STATE), _trial(4, 300, STEADY_STATE)]
+    follow_measured_rates(sizes, trials[4], trials, settings)
+    assert sizes[COMBO] == 256 * MIB  # ...until the median (500: 252 MiB -> 256) needs half or less
+    sizes[COMBO] = 64 * MIB
+    follow_measured_rates(sizes, trials[4], trials, settings)
+    assert sizes[COMBO] == 64 * MIB  # never up: a trial too short for a steady part grows by itself
+    unsteady = _trial(5, 50, "server-reader", NO_STEADY_PART)
+    sizes[COMBO] = 1024 * MIB
     follow_measured_rates(sizes, unsteady, trials, settings)
-    assert sizes[COMBO] == 512 * MIB  # no steady rate: grow_if_too_short's business
-    for kept in (RunSettings(seconds=0.3, size=64 * MIB), RunSettings(seconds=0.3, server_cpu=0.5)):
-        fixed = {COMBO: 64 * MIB}
+    assert sizes[COMBO] == 1024 * MIB  # no steady rate: grow_if_too_short's business
+    for kept in (RunSettings(seconds=0.3, size=1024 * MIB), RunSettings(seconds=0.3, server_cpu=0.5)):
+        fixed = {COMBO: 1024 * MIB}
         follow_measured_rates(fixed, trials[0], trials, kept)
-        assert fixed[COMBO] == 64 * MIB  # a --size of the user's; --server-cpu sizes cover a channel window
+        assert fixed[COMBO] == 1024 * MIB  # a --size of the user's; --server-cpu sizes cover a channel window

@@ -8,7 +8,7 @@ import statistics
 
 from sshbench.payload import needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
-from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial
+from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
 from sshbench.units import MIB
@@ -97,20 +97,20 @@ class Calibration:
         a bigger matrix still ends on time. Records the target used as `seconds`; returns a notice."""
         s = self.settings
         warm = [(t.kind, t.wall_s, t.data_s) for t in trials if t.warmup and t.valid]
-        overheads = [w - d for kind, w, d in warm if kind == "transfer" and w is not None and d is not None]
+        overheads = [w - d for kind, w, d in warm if kind == TrialKind.TRANSFER and w is not None and d is not None]
         if not (s.adaptive and s.fit_seconds and self.probe_rates and overheads):
             return None
         walls: dict[str, float] = {
             kind: statistics.median([w for k, w, _ in warm if k == kind and w is not None] or [1.0])
             for kind in {item.kind for item in rest}
         }
-        transfers = sum(item.kind == "transfer" for item in rest)
+        transfers = sum(item.kind == TrialKind.TRANSFER for item in rest)
         target = fitted_data_phase(
             time_left_s=time_left_s,
             transfers=transfers,
             # each trial also moves the omitted start (sshbench.steady) on top of its steady part
             overhead_s=statistics.median(overheads) + OMIT_S,
-            fixed_s=sum(walls[item.kind] for item in rest if item.kind != "transfer"),
+            fixed_s=sum(walls[item.kind] for item in rest if item.kind != TrialKind.TRANSFER),
             target_s=s.seconds,
             floor_s=FIT_FLOOR_S,
         )
@@ -131,8 +131,9 @@ class Calibration:
 def follow_measured_rates(
     sizes: dict[Combination, int], trial: Trial, trials: list[Trial], settings: RunSettings
 ) -> None:
-    """An adaptive run's measured transfer with a steady rate: the combination's next trials are sized from the
-    median of its measured steady rates, for ~`seconds` of steady part like the probe's sizing. The probe is a
+    """An adaptive run's measured transfer with a steady rate: the combination's next trials shrink to the size
+    the median of its measured steady rates needs for ~`seconds` of steady part (as the probe's sizing), when
+    that is half their size or less. The probe is a
     16 MiB connection start whose rate is a guess (sized as if twice its late rate), and a trial that had to
     grow grew fourfold: one default run moved aes256-gcm 1024 MiB a trial (1.2-1.6 s of data phase) where 512
     hold its 0.3 s target at ~1000 MiB/s, and its rounds took ~13 s for 10 ciphers. Not under --server-cpu
@@ -142,7 +143,7 @@ def follow_measured_rates(
     if not (
         adaptive_size
         and settings.server_cpu is None
-        and trial.kind == "transfer"
+        and trial.kind == TrialKind.TRANSFER
         and not trial.warmup
         and trial.data_clock == STEADY_STATE
         and trial.mib_s
@@ -153,13 +154,18 @@ def follow_measured_rates(
         t.mib_s
         for t in trials
         if t.combination == combo
-        and t.kind == "transfer"
+        and t.kind == TrialKind.TRANSFER
         and t.valid
         and not t.warmup
         and t.data_clock == STEADY_STATE
         and t.mib_s
     ]
-    sizes[combo] = steady_size(statistics.median(rates or [trial.mib_s]), settings.seconds, settings.max_size)
+    wanted = steady_size(statistics.median(rates or [trial.mib_s]), settings.seconds, settings.max_size)
+    # Only down, and only by half or more: each new size is a payload file written between two trials (0.3-1.7 s
+    # for 192 MiB-1 GiB on this VM, which a size changing every round spent 9 s of a default run on), and a
+    # trial that grows too short for a steady part grows by itself (grow_if_too_short).
+    if wanted * 2 <= sizes[combo]:
+        sizes[combo] = wanted
 
 
 def steady_size(rate: float, steady_s: float, max_size: int) -> int:
@@ -175,7 +181,7 @@ def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: Run
     that rose since): the combination's next trials move four times as much, so that they count."""
     combo = trial.combination
     adaptive_size = settings.size is None and settings.file is None  # a user's --file has its own size
-    if adaptive_size and trial.kind == "transfer" and trial.steady_note == NO_STEADY_PART and combo in sizes:
+    if adaptive_size and trial.kind == TrialKind.TRANSFER and trial.steady_note == NO_STEADY_PART and combo in sizes:
         sizes[combo] = max(sizes[combo], min(sizes[combo] * 4, settings.max_size))
 
 
@@ -184,9 +190,9 @@ def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
     handshake's for the connection), with a margin for spawning."""
     walls: dict[Combination, list[float]] = {}
     for t in trials:
-        if not t.warmup and t.wall_s is not None and t.kind == "transfer":
+        if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
             walls.setdefault(t.combination, []).append(t.wall_s)
-    handshake = [t.wall_s for t in trials if t.kind == "handshake" and t.wall_s is not None]
+    handshake = [t.wall_s for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
     per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
     per_round += statistics.median(handshake) if handshake else 0.0
     return per_round * 1.2

@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 
 from sshbench.links import profile_named
-from sshbench.results import STEADY_STATE, Trial
+from sshbench.results import STEADY_STATE, Trial, TrialKind
 from sshbench.steady import SteadyEstimate
 from sshbench.summary import handshake_costs
 from sshbench.units import MIB
@@ -88,7 +88,7 @@ def apply_steady(trial: Trial, estimate: SteadyEstimate) -> None:
     clock's data phase (start-up included; None until cross_check for tools without a reader) beside it."""
     trial.steady_note = estimate.note
     trial.late_mib_s = estimate.late_mib_s
-    if estimate.mib_s is None or trial.kind != "transfer" or trial.payload_bytes <= 0:
+    if estimate.mib_s is None or trial.kind != TrialKind.TRANSFER or trial.payload_bytes <= 0:
         return
     trial.steady_window_s = estimate.window_s
     trial.whole_data_s, trial.whole_data_clock = trial.data_s, trial.data_clock
@@ -126,7 +126,7 @@ def cross_check(trials: list[Trial], slow_server: bool = False) -> None:
     payload gives way to wall minus handshake (reader_timed_too_little)."""
     costs = handshake_costs(trials)
     for t in trials:
-        if t.kind != "transfer" or t.wall_s is None:
+        if t.kind != TrialKind.TRANSFER or t.wall_s is None:
             continue
         base = costs.get(t.combination.shape, (None, None, None))[0]
         if base is None:
@@ -176,7 +176,7 @@ def clock_agreement(trials: list[Trial]) -> float | None:
     ratios = [
         whole / t.wall_minus_handshake_s
         for t in trials
-        if t.kind == "transfer"
+        if t.kind == TrialKind.TRANSFER
         and t.valid
         and not t.warmup
         and (t.whole_data_clock if t.data_clock == STEADY_STATE else t.data_clock) == SERVER_READER

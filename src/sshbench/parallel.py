@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sshbench.environment import busy_cores, cpu_ticks
 from sshbench.plan import ScheduledTrial
-from sshbench.results import Combination, Trial
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.start_gate import StartGate
 from sshbench.streams import merge, stream_share
 from sshbench.targets import Target
@@ -72,7 +72,7 @@ def run_parallel_trial(
     also contains."""
     combo, kind = item.combination, item.kind
     n = combo.streams
-    share = stream_share(payload_bytes, n) if kind == "transfer" else 0
+    share = stream_share(payload_bytes, n) if kind == TrialKind.TRANSFER else 0
     files = [stream_files(paths.for_trial(combo, kind, share or payload_bytes), i) for i in range(n)]
     parent = Trial(
         combination=combo,
@@ -138,7 +138,7 @@ def run_parallel_trial(
         after = target.server_cpu_total()
         server_cpu_total = max(after - server_cpu_before, 0.0) if after is not None else None
     streams = [_stream_trial(results[i], failures[i], threads[i], parent, share) for i in range(n)]
-    if kind == "transfer":  # after the timed phase of every stream
+    if kind == TrialKind.TRANSFER:  # after the timed phase of every stream
         for index, trial in enumerate(streams):
             if results[index] is not None:
                 paths.check_received(trial, files[index])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
 from sshbench.errors import UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, UNPINNED, Combination
+from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, UNPINNED, Combination, TrialKind
 
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # only for annotations: settings and targets import far more 
 @dataclass(frozen=True)
 class ScheduledTrial:
     combination: Combination
-    kind: str  # "transfer" | "handshake"
+    kind: TrialKind
     repetition: int
     warmup: bool
     calibration: bool = False  # a warm-up trial whose rate sizes the payload
@@ -175,15 +175,18 @@ def schedule(
     warmup_passes = max(warmup, 1 if calibrate else 0)
     probed = list(calibration_groups(transfers)) if calibrate else transfers
     for rep in range(warmup_passes):
-        plan.extend(ScheduledTrial(c, "handshake", rep, True) for c in handshakes)
+        plan.extend(ScheduledTrial(c, TrialKind.HANDSHAKE, rep, True) for c in handshakes)
         first = calibrate and rep == 0  # the calibration pass: one probe per group (calibration_key)
         plan.extend(
-            ScheduledTrial(c, "transfer", rep, True, calibration=first) for c in (probed if first else transfers)
+            ScheduledTrial(c, TrialKind.TRANSFER, rep, True, calibration=first)
+            for c in (probed if first else transfers)
         )
-        plan.extend(ScheduledTrial(r, "raw-tcp", rep, True, calibration=calibrate and rep == 0) for r in raw_tcps)
+        plan.extend(
+            ScheduledTrial(r, TrialKind.RAW_TCP, rep, True, calibration=calibrate and rep == 0) for r in raw_tcps
+        )
     for rep in range(runs):
         plan.extend(measured_round(transfers, handshakes, rep, rng))
-        plan.extend(ScheduledTrial(r, "raw-tcp", rep, False) for r in raw_tcps)
+        plan.extend(ScheduledTrial(r, TrialKind.RAW_TCP, rep, False) for r in raw_tcps)
     return plan
 
 
@@ -193,8 +196,8 @@ def measured_round(
     """One measured pass: its handshakes, then every transfer once (shuffled by `rng` when given)."""
     order = rng.sample(transfers, len(transfers)) if rng is not None else list(transfers)
     return [
-        *(ScheduledTrial(c, "handshake", rep, False) for c in handshakes),
-        *(ScheduledTrial(c, "transfer", rep, False) for c in order),
+        *(ScheduledTrial(c, TrialKind.HANDSHAKE, rep, False) for c in handshakes),
+        *(ScheduledTrial(c, TrialKind.TRANSFER, rep, False) for c in order),
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from sshbench.units import MIB
@@ -29,6 +30,16 @@ NO_COMPRESSION = "none"
 STEADY_STATE = "steady-state"
 # Trial.steady_note of a transfer that ended before a steady part could be timed: it has no headline rate.
 NO_STEADY_PART = "too short: no steady part"
+
+
+class TrialKind(StrEnum):
+    """What one trial measures. A StrEnum: its value is what the JSON document and the store hold."""
+
+    TRANSFER = "transfer"  # one ssh connection moving a payload
+    HANDSHAKE = "handshake"  # the same connection moving nothing: its set-up (sshbench.trial)
+    RAW_TCP = "raw-tcp"  # the raw TCP control: the path without ssh (sshbench.baselines.raw_tcp)
+
+
 # The cipher and kex of a tool that cannot be told which to use (rclone before 1.64): its rows are its own choice.
 UNPINNED = "unpinned"
 
@@ -106,10 +117,10 @@ class Negotiated:
 
 @dataclass
 class Trial:
-    """One ssh connection: a transfer of `payload_bytes`, or a handshake (`kind == "handshake"`)."""
+    """One ssh connection: a transfer of `payload_bytes`, or a handshake; or the raw TCP control (`kind`)."""
 
     combination: Combination
-    kind: str  # "transfer" or "handshake"
+    kind: TrialKind
     repetition: int  # 0-based; warm-up trials have warmup=True
     warmup: bool
     payload_bytes: int
@@ -176,7 +187,7 @@ class Trial:
 
     @property
     def mib_s(self) -> float | None:
-        if self.kind not in ("transfer", "raw-tcp") or not self.data_s or self.data_s <= 0:
+        if self.kind not in (TrialKind.TRANSFER, TrialKind.RAW_TCP) or not self.data_s or self.data_s <= 0:
             return None
         return self.payload_bytes / MIB / self.data_s
 

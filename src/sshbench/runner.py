@@ -38,7 +38,7 @@ from sshbench.plan import (
     schedule,
     target_key,
 )
-from sshbench.results import NO_COMPRESSION, NO_STEADY_PART, Combination, RunResult, Trial
+from sshbench.results import NO_COMPRESSION, NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
@@ -299,13 +299,13 @@ class Runner:
         calibration = Calibration(combos, s, sizes)
         fitted = False
         for index, item in enumerate(plan):
-            if self._raw_tcp_left_out and item.kind == baseline_hooks.raw_tcp.KIND:
+            if self._raw_tcp_left_out and item.kind == TrialKind.RAW_TCP:
                 continue
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
                 # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
-                reserve = [ScheduledTrial(combos[0], "transfer", -1, False)] * self._why_trials(target, combos)
+                reserve = [ScheduledTrial(combos[0], TrialKind.TRANSFER, -1, False)] * self._why_trials(target, combos)
                 if self.resume_from is None and (
                     notice := calibration.fit_minimum_rounds(plan[index:] + reserve, self.result.trials, time_left)
                 ):
@@ -486,7 +486,7 @@ class Runner:
                 f"kept the {self._measured()} trials measured before"
             )
         size = sizes[item.combination]
-        if item.kind == baseline_hooks.raw_tcp.KIND:
+        if item.kind == TrialKind.RAW_TCP:
             path = self._files.payloads.path_for(size)
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
             link_path = target.raw_tcp_path()
@@ -553,9 +553,9 @@ class Runner:
                 env=self.ssh_env,
                 files=files,
             )
-            if item.kind == "transfer":
+            if item.kind == TrialKind.TRANSFER:
                 paths.check_received(trial, files)
-        if item.kind == "transfer":
+        if item.kind == TrialKind.TRANSFER:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
         return trial
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-from sshbench.results import STEADY_STATE, Trial
+from sshbench.results import STEADY_STATE, Trial, TrialKind
 from sshbench.units import MIB
 
 SERVER_READER = "server-reader"  # the same name as sshbench.clock's
@@ -111,7 +111,10 @@ def _whole(t: Trial) -> tuple[float | None, str | None]:
 def _server_starts(streams: list[Trial]) -> list[float] | None:
     """Each stream's data-phase start on the server's clock: its reader's end minus its whole data phase."""
     if not streams or any(
-        t.kind == "handshake" or _whole(t)[1] not in RECEIVER_CLOCKS or t.reader_ended_at is None or not _whole(t)[0]
+        t.kind == TrialKind.HANDSHAKE
+        or _whole(t)[1] not in RECEIVER_CLOCKS
+        or t.reader_ended_at is None
+        or not _whole(t)[0]
         for t in streams
     ):
         return None

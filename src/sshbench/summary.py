@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sshbench import statistics as stats
-from sshbench.results import STEADY_STATE, Combination, RunResult, Trial
+from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.streams import summarise_streams
 from sshbench.units import GIB
 
@@ -193,7 +193,7 @@ def _clock_of(trials: list[Trial]) -> str | None:
     return clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None)
 
 
-def counted(trials: list[Trial], kind: str = "transfer") -> list[Trial]:
+def counted(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> list[Trial]:
     """The valid measured trials whose rates a summary counts. Per combination: its steady-state ones
     (docs/clock.md) where it has any; a trial too short to have a steady part counts only where none has
     one (a fixed --size too small for the clock), and its summary's data_clock then names the earlier
@@ -219,7 +219,7 @@ def run_clock(trials: list[Trial]) -> str | None:
     steady-state clock (its trials were sampled: a steady rate or a note why not), EARLIER_CLOCK for a
     run stored before it (JSON schema 1: rates over the whole data phase, start-up included); None
     without transfers."""
-    transfers = [t for t in trials if t.kind == "transfer"]
+    transfers = [t for t in trials if t.kind == TrialKind.TRANSFER]
     if not transfers:
         return None
     sampled = any(t.data_clock == STEADY_STATE or t.steady_note is not None for t in transfers)
@@ -231,7 +231,7 @@ def same_clock(a: str | None, b: str | None) -> bool:
     return (a == STEADY_STATE) == (b == STEADY_STATE)
 
 
-def rates_by_round(trials: list[Trial], kind: str = "transfer") -> dict[Combination, dict[int, float]]:
+def rates_by_round(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> dict[Combination, dict[int, float]]:
     """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
     statistics.rank_groups and paired_ratio_ci take. Two trials of one round (never in a run, possible
     in hand-made data) are merged into their median."""
@@ -246,7 +246,7 @@ def rates_by_round(trials: list[Trial], kind: str = "transfer") -> dict[Combinat
 
 
 def rankings(
-    trials: list[Trial], tie_margin: float = stats.DEFAULT_TIE_MARGIN, kind: str = "transfer"
+    trials: list[Trial], tie_margin: float = stats.DEFAULT_TIE_MARGIN, kind: TrialKind = TrialKind.TRANSFER
 ) -> dict[tuple[str, str], stats.Ranking[Combination]]:
     """One ranking in groups per client/server implementation pair (statistics.rank_groups)."""
     by_pair: dict[tuple[str, str], dict[Combination, dict[int, float]]] = defaultdict(dict)
@@ -269,7 +269,7 @@ def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_sco
     return list(stats.median_ci(values)) if values else None
 
 
-def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: str) -> None:
+def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: TrialKind) -> None:
     """CIs, ranks in groups, the paired "x fastest" interval and outliers, onto the summaries."""
     rates = rates_by_round(trials, kind)
     counting = counted(trials, kind)
@@ -298,10 +298,10 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
 
 
 def summarise_transfers(
-    trials: list[Trial], kind: str = "transfer", tie_margin: float = stats.DEFAULT_TIE_MARGIN
+    trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER, tie_margin: float = stats.DEFAULT_TIE_MARGIN
 ) -> list[Summary]:
     """One Summary per combination from the measured (non-warm-up) transfer trials, fastest first.
-    `kind="raw-tcp"` summarises the raw TCP control the same way (sshbench.baselines)."""
+    `kind=TrialKind.RAW_TCP` summarises the raw TCP control the same way (sshbench.baselines)."""
     groups: dict[Combination, list[Trial]] = defaultdict(list)
     for t in trials:
         if t.kind == kind and not t.warmup:
@@ -412,7 +412,7 @@ def handshake_costs(trials: list[Trial]) -> dict[tuple, tuple[float | None, floa
     else warm-up ones (so that a calibration probe can already use them)."""
     groups: dict[tuple, list[Trial]] = defaultdict(list)
     for t in trials:
-        if t.kind == "handshake" and t.valid:
+        if t.kind == TrialKind.HANDSHAKE and t.valid:
             groups[t.combination.shape].append(t)
     costs = {}
     for shape, group in groups.items():
@@ -428,7 +428,7 @@ def handshake_costs(trials: list[Trial]) -> dict[tuple, tuple[float | None, floa
 def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
     groups: dict[tuple, list[Trial]] = defaultdict(list)
     for t in trials:
-        if t.kind == "handshake" and not t.warmup:
+        if t.kind == TrialKind.HANDSHAKE and not t.warmup:
             groups[t.combination.shape].append(t)
     out = []
     for (
@@ -507,7 +507,7 @@ def undecided(result: RunResult) -> list[stats.PairDecision[Combination]]:
 
 def rounds_run(result: RunResult) -> int:
     """Measured rounds (distinct repetitions of measured transfer trials)."""
-    return len({t.repetition for t in result.trials if t.kind == "transfer" and not t.warmup})
+    return len({t.repetition for t in result.trials if t.kind == TrialKind.TRANSFER and not t.warmup})
 
 
 def stats_json(result: RunResult) -> dict:

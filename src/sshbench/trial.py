@@ -18,6 +18,7 @@ from sshbench.results import (
     Combination,
     Negotiated,
     Trial,
+    TrialKind,
 )
 from sshbench.sshlog import explain_failure, parse_ssh_log
 from sshbench.targets.base import Target
@@ -88,7 +89,7 @@ def run_trial(
     target: Target,
     tool: TransferTool,
     combo: Combination,
-    kind: str,
+    kind: TrialKind,
     repetition: int,
     warmup: bool,
     payload: Path | None,
@@ -99,7 +100,7 @@ def run_trial(
     files: TrialFiles | None = None,
     steady_clock: bool = True,
 ) -> Trial:
-    """One connection. `kind == "handshake"` moves an empty file through the same command, so its wall
+    """One connection. `kind == TrialKind.HANDSHAKE` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
     from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
     where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `steady_clock` False (and any server under
@@ -109,11 +110,11 @@ def run_trial(
         kind=kind,
         repetition=repetition,
         warmup=warmup,
-        payload_bytes=payload_bytes if kind == "transfer" else 0,
+        payload_bytes=payload_bytes if kind == TrialKind.TRANSFER else 0,
         started_at=time.time(),
     )
     if files is None:
-        source = payload if (kind == "transfer" and payload is not None) else Path(os.devnull)
+        source = payload if (kind == TrialKind.TRANSFER and payload is not None) else Path(os.devnull)
         files = TrialFiles(
             local_source=str(source), remote_source=None, remote_sink="/dev/null", local_sink="/dev/null"
         )
@@ -138,7 +139,7 @@ def run_trial(
         RunningProcess.current = proc
         RunningProcess.running.add(proc)
         # The steady-state clock's samples: the client connection's TCP counters (sshbench.progress)
-        sampler = Sampler(proc.pid, start).start() if kind == "transfer" else None
+        sampler = Sampler(proc.pid, start).start() if kind == TrialKind.TRANSFER else None
         timed_out = threading.Event()
 
         def _kill() -> None:
@@ -187,7 +188,7 @@ def run_trial(
         if combo.direction == "up":  # for downloads the server socket still holds data when dd ends
             trial.tcp_wire_bytes = sink.tcp_bytes_received
             trial.tcp_bytes_before_clock = sink.tcp_bytes_before_reader
-        elif kind == "transfer" and sink.reader_s:
+        elif kind == TrialKind.TRANSFER and sink.reader_s:
             trial.tcp_bytes_unacked_at_clock_end = clock.download_tail_bytes(
                 sink.reader_s,
                 trial.received_bytes,
@@ -195,7 +196,7 @@ def run_trial(
                 sink.tcp_bytes_acked_after_reader,
                 sink.tcp_read_lag_s,
             )
-        if kind == "transfer" and sink.reader_s is not None and sink.reader_s > 0:
+        if kind == TrialKind.TRANSFER and sink.reader_s is not None and sink.reader_s > 0:
             clock.set_reader_clock(trial, sink.reader_s)
             if trial.reader_ended_at is not None and trial.data_s and combo.direction == "down":
                 # the data phase ends when the client has the tail: parallel streams line up on that end
@@ -205,7 +206,7 @@ def run_trial(
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
         if steady_clock and target.quota is None:
             clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
-        elif kind == "transfer":
+        elif kind == TrialKind.TRANSFER:
             trial.steady_note = clock.QUOTA_NOTE
     if not tool.reports_server_side and server_cpu_before is not None:
         after = target.server_cpu_total()
@@ -258,7 +259,7 @@ def _invalid_reason(
     mismatch = check_negotiated(combo, trial.negotiated) if tool.client_name is None else None
     if mismatch:
         return mismatch
-    if trial.kind == "transfer":
+    if trial.kind == TrialKind.TRANSFER:
         if tool.reports_server_side and trial.received_bytes_at_sink != trial.payload_bytes:
             return f"server received {trial.received_bytes_at_sink} of {trial.payload_bytes} bytes"
         if combo.compression == NO_COMPRESSION:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.payload import PayloadStore, sha256_of, zlib_ratio
-from sshbench.results import Combination, Trial
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.targets import Target
 from sshbench.tools import TrialFiles
@@ -84,8 +84,8 @@ class TrialPaths:
             self.target.put_file(str(self.empty), self._remote_empty)
         return self._remote_empty
 
-    def for_trial(self, combo: Combination, kind: str, size: int) -> TrialFiles:
-        transfer = kind == "transfer"
+    def for_trial(self, combo: Combination, kind: TrialKind, size: int) -> TrialFiles:
+        transfer = kind == TrialKind.TRANSFER
         down = combo.direction == "down"
         local_source = str(self.payload(combo, size)) if transfer and not down else str(self.empty)
         remote_source = None

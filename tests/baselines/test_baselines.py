@@ -14,7 +14,7 @@ import pytest
 
 from conftest import DATA, run_cli
 from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp, raw_tcp_remote
-from sshbench.results import IMPLICIT_MAC, Combination, Trial
+from sshbench.results import IMPLICIT_MAC, Combination, Trial, TrialKind
 from sshbench.units import MIB
 
 # --- raw TCP --------------------------------------------------------------------------------------
@@ -398,7 +398,7 @@ def test_server_ceiling_is_cached_under_the_remote_machine_and_openssl(tmp_path:
 
 def test_blocked_note_names_host_port_and_the_option() -> None:
     trial = Trial(
-        combination=raw_tcp.RAW_TCP, kind=raw_tcp.KIND, repetition=0, warmup=False, payload_bytes=1, started_at=0.0
+        combination=raw_tcp.RAW_TCP, kind=TrialKind.RAW_TCP, repetition=0, warmup=False, payload_bytes=1, started_at=0.0
     )
     trial.invalid_reason = f"{raw_tcp.CONNECT_FAILED}10.254.0.2:40999: timed out"
     note = raw_tcp_remote.blocked_note(trial, {"remote_ssh": ["ssh"], "host": "nas", "port": 40999})

@@ -129,3 +129,15 @@ def test_a_wrong_target_kind_is_named(real_document):
     doc["target"] = {"kind": "private-openssh", "servers": {"dropbear": {"kind": 3}}}
     with pytest.raises(SshbenchError, match=r"'target\.servers\.dropbear\.kind' must be a string"):
         result_from_document(doc, "doc.json")
+
+
+def test_an_unknown_trial_kind_is_named_and_a_known_one_loads_as_its_type(real_document):
+    from sshbench.results import TrialKind
+
+    loaded = result_from_document(real_document, "doc.json").trials
+    assert {type(t.kind) for t in loaded} == {TrialKind}
+    assert {t.kind for t in loaded} >= {TrialKind.TRANSFER, TrialKind.HANDSHAKE}
+    doc = copy.deepcopy(real_document)
+    doc["trials"][1]["kind"] = "upload"
+    with pytest.raises(SshbenchError, match=r"'trials\[1\]\.kind' must be one of 'transfer', 'handshake', 'raw-tcp'"):
+        result_from_document(doc, "doc.json")

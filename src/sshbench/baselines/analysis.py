@@ -13,7 +13,7 @@ from typing import Any
 from sshbench import summary
 from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
 from sshbench.placement import Placement
-from sshbench.results import Combination, Trial
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.summary import Summary, summarise_transfers
 
 
@@ -48,7 +48,7 @@ class Comparison:
 def raw_tcp_summary(trials: list[Trial], direction: str = "up") -> Summary | None:
     """The single-stream control in `direction` ("up" everywhere; a remote host's runs "down" too, the
     server sending); with -P N the N-stream ones are in raw_tcp_by_streams."""
-    found = [s for s in summarise_transfers(trials, kind=raw_tcp.KIND) if s.combination.direction == direction]
+    found = [s for s in summarise_transfers(trials, kind=TrialKind.RAW_TCP) if s.combination.direction == direction]
     single = [s for s in found if s.combination.streams == 1]
     return (single or found)[0] if found else None
 
@@ -57,7 +57,7 @@ def raw_tcp_by_link(trials: list[Trial]) -> dict[str, Summary]:
     """The raw TCP control per link profile (one entry on plain loopback; one per --link otherwise)."""
     return {
         s.combination.link: s
-        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        for s in summarise_transfers(trials, kind=TrialKind.RAW_TCP)
         if s.combination.direction == "up" and s.combination.streams == 1
     }
 
@@ -66,7 +66,7 @@ def raw_tcp_by_streams(trials: list[Trial]) -> dict[tuple[str, int], Summary]:
     """-P N: the raw TCP control per (link, stream count), so that N ssh streams compare with N TCP streams."""
     return {
         (s.combination.link, s.combination.streams): s
-        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        for s in summarise_transfers(trials, kind=TrialKind.RAW_TCP)
         if s.combination.direction == "up"
     }
 
@@ -75,7 +75,7 @@ def raw_tcp_by_link_direction(trials: list[Trial]) -> dict[tuple[str, str], Summ
     """(link, direction) -> the single-stream control: a remote host's runs both ways (the server sends for "down")."""
     return {
         (s.combination.link, s.combination.direction): s
-        for s in summarise_transfers(trials, kind=raw_tcp.KIND)
+        for s in summarise_transfers(trials, kind=TrialKind.RAW_TCP)
         if s.combination.streams == 1
     }
 
@@ -181,7 +181,7 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
     handshake_cpu = {h.kex: h.client_cpu_ms / 1000 for h in summary.handshakes(result) if h.client_cpu_ms is not None}
     measured_by_combo: dict[Combination, list[Trial]] = {}
     for t in result.trials:
-        if t.kind == "transfer" and not t.warmup:
+        if t.kind == TrialKind.TRANSFER and not t.warmup:
             measured_by_combo.setdefault(t.combination, []).append(t)
     machine_cores = machine_cores_if_shared(result)
     why = baselines.get("why")
@@ -315,14 +315,14 @@ def machine_busy_cores(trials: list[Trial]) -> dict:
     (`Trial.machine_busy_cores`, valid measured transfers)."""
     found: dict = {}
     for t in trials:
-        if t.kind == "transfer" and t.valid and not t.warmup and t.machine_busy_cores is not None:
+        if t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.machine_busy_cores is not None:
             found.setdefault(t.combination, []).append(t.machine_busy_cores)
     return {combo: statistics.median(values) for combo, values in found.items()}
 
 
 def _raw_streams_json(trials: list[Trial]) -> list[dict] | None:
     """-P N: the raw TCP control of every (link, stream count) above one stream; null without -P."""
-    found = [s for s in summarise_transfers(trials, kind=raw_tcp.KIND) if s.combination.streams > 1]
+    found = [s for s in summarise_transfers(trials, kind=TrialKind.RAW_TCP) if s.combination.streams > 1]
     if not found:
         return None
     return [

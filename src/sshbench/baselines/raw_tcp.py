@@ -41,9 +41,8 @@ from typing import BinaryIO
 
 from sshbench import capabilities
 from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO
-from sshbench.results import IMPLICIT_MAC, Combination, Trial
+from sshbench.results import IMPLICIT_MAC, Combination, Trial, TrialKind
 
-KIND = "raw-tcp"
 # A pseudo-combination so that the control is planned, sized and summarised like the ssh trials.
 RAW_TCP = Combination(cipher="raw-tcp", mac=IMPLICIT_MAC, kex="none", tool="raw-tcp")
 SINK_SCRIPT = Path(__file__).with_name("tcp_sink.py")
@@ -269,7 +268,7 @@ def run_raw_tcp_trial(
     path ("remote_ssh") in the "down" direction also names "source", the payload's copy there."""
     trial = Trial(
         combination=combination,
-        kind=KIND,
+        kind=TrialKind.RAW_TCP,
         repetition=repetition,
         warmup=warmup,
         payload_bytes=payload_bytes,

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from sshbench.baselines import raw_tcp
-from sshbench.results import Combination, Trial
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.streams import merge
 
 _JOIN_MARGIN_S = 30.0
@@ -34,7 +34,7 @@ def run_raw_tcp_streams(
         return _one_sink(share_payload, share_bytes, repetition, warmup, timeout_s, combination, path)
     parent = Trial(
         combination=combination,
-        kind=raw_tcp.KIND,
+        kind=TrialKind.RAW_TCP,
         repetition=repetition,
         warmup=warmup,
         payload_bytes=share_bytes * n,
@@ -58,7 +58,7 @@ def run_raw_tcp_streams(
         except Exception as err:  # one line in the trial, never a traceback from a thread
             results[index] = Trial(
                 combination=combination,
-                kind=raw_tcp.KIND,
+                kind=TrialKind.RAW_TCP,
                 repetition=repetition,
                 warmup=warmup,
                 payload_bytes=share_bytes,
@@ -79,7 +79,7 @@ def run_raw_tcp_streams(
         if r is not None
         else Trial(
             combination=combination,
-            kind=raw_tcp.KIND,
+            kind=TrialKind.RAW_TCP,
             repetition=repetition,
             warmup=warmup,
             payload_bytes=share_bytes,
@@ -104,7 +104,9 @@ def _one_sink(
     n = combination.streams
 
     def trial(payload_bytes: int) -> Trial:
-        return Trial(combination, raw_tcp.KIND, repetition, warmup, payload_bytes=payload_bytes, started_at=time.time())
+        return Trial(
+            combination, TrialKind.RAW_TCP, repetition, warmup, payload_bytes=payload_bytes, started_at=time.time()
+        )
 
     parent = trial(share_bytes * n)
     sink = raw_tcp.TcpSink(

@@ -11,7 +11,7 @@ from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
 from sshbench.report import ranked
-from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult, short_name
+from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -315,7 +315,7 @@ def handshake_table(result: RunResult) -> Table | None:
     if not handshakes:
         return None
     gated = any(
-        t.kind == "handshake" and (t.per_stream or [{}])[0].get("released_s") is not None for t in result.trials
+        t.kind == TrialKind.HANDSHAKE and (t.per_stream or [{}])[0].get("released_s") is not None for t in result.trials
     )
     table = Table(
         title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "

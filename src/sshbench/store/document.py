@@ -5,6 +5,7 @@ from one (`result_from_document()`, for `import`), and the dataclass (de)seriali
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import math
 import os
@@ -18,7 +19,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
 from sshbench.osfiles import atomic_write
-from sshbench.results import Combination, Negotiated, RunResult, Trial
+from sshbench.results import Combination, Negotiated, RunResult, Trial, TrialKind
 from sshbench.security import report_hooks as security_hooks
 from sshbench.settings import RunSettings
 
@@ -114,6 +115,8 @@ def _describe(hint: object) -> str:
         return "an object"
     if dataclasses.is_dataclass(hint):
         return "an object"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return "one of " + ", ".join(repr(member.value) for member in hint)
     return _NAMES.get(hint, str(hint))  # type: ignore[call-overload]
 
 
@@ -137,6 +140,8 @@ def _matches(value: object, hint: object) -> bool:
         return isinstance(value, dict)
     if dataclasses.is_dataclass(hint):
         return isinstance(value, (dict, hint))  # type: ignore[arg-type]
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return value in {member.value for member in hint}
     return True  # a type this check does not know: taken as it is
 
 
@@ -209,6 +214,8 @@ def from_plain(cls: type, data: dict, where: str | None = None) -> typing.Any:
         nested = _nested_dataclass(hint)
         if nested is not None and isinstance(value, dict):
             value = from_plain(nested, value, None if where is None else f"{where}{f.name}.")
+        if isinstance(hint, type) and issubclass(hint, enum.Enum) and _matches(value, hint):
+            value = hint(value)  # the JSON's string as the record's enum (Trial.kind)
         kwargs[f.name] = value
     return cls(**kwargs)
 
@@ -328,7 +335,7 @@ def result_from_document(doc: object, source: str) -> RunResult:
                     raise bad(f"'combinations[{index}]' must be an object")
             combos = [from_plain(Combination, c, f"combinations[{i}].") for i, c in enumerate(combos_data)]
         else:  # a `run --json` file: the combinations that were measured, in order
-            combos = list(dict.fromkeys(t.combination for t in trials if t.kind == "transfer"))
+            combos = list(dict.fromkeys(t.combination for t in trials if t.kind == TrialKind.TRANSFER))
         status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
         return RunResult(
             settings=settings_from(doc["settings"], "settings."),

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from sshbench.errors import RunError, UsageError
 from sshbench.payload import size_for_rate
 from sshbench.plan import ScheduledTrial
-from sshbench.results import Combination, RunResult, Trial
+from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 
 # What a trial's number depends on; any change and the old and new trials cannot share a median.
@@ -50,7 +50,7 @@ def check_comparable(
         )
 
 
-def _key(combination: Combination, kind: str, repetition: int, warmup: bool) -> tuple:
+def _key(combination: Combination, kind: TrialKind, repetition: int, warmup: bool) -> tuple:
     return (combination, kind, repetition, warmup)
 
 
@@ -67,7 +67,7 @@ def calibrated_sizes(combinations: list[Combination], stored: list[Trial], setti
         return {}
     sizes: dict[Combination, int] = {}
     for combo in combinations:
-        transfers = [t for t in stored if t.combination == combo and t.kind == "transfer"]
+        transfers = [t for t in stored if t.combination == combo and t.kind == TrialKind.TRANSFER]
         measured = [t for t in transfers if not t.warmup]
         probes = [t for t in transfers if t.warmup and t.repetition == 0]
         if measured:

@@ -21,7 +21,7 @@ from sshbench.baselines import sensitivity
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.plan import ScheduledTrial
-from sshbench.results import STEADY_STATE, Combination, RunResult, Trial
+from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.targets.cpu_quota import CpuQuotaError
 from sshbench.units import MIB
 from sshbench.why.throttles import Plan, Throttle, plan_for
@@ -70,7 +70,9 @@ def combinations_to_probe(result: RunResult, mode: str) -> list[Combination]:
 
 def _raw_tcp_median(result: RunResult, link: str) -> float | None:
     rates = [
-        t.mib_s for t in result.trials if t.kind == "raw-tcp" and t.valid and t.mib_s and t.combination.link == link
+        t.mib_s
+        for t in result.trials
+        if t.kind == TrialKind.RAW_TCP and t.valid and t.mib_s and t.combination.link == link
     ]
     return statistics.median(rates) if rates else None
 
@@ -124,14 +126,17 @@ def experiment(
     try:
         # One unthrottled trial first, not counted: the first connection after the server moved into
         # its group (and its client into ours) ran ~half as fast in a run here (83 vs 170-235 MiB/s).
-        measure(ScheduledTrial(combo, "transfer", REPETITION_BASE - 1, True), _Wrapped(target, prefix, None).returned)
+        measure(
+            ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE - 1, True),
+            _Wrapped(target, prefix, None).returned,
+        )
         for r in range(rounds):
             if r >= MIN_ROUNDS and deadline is not None and time.monotonic() > deadline:
                 break
             order: list[Throttle | None] = [None, *ready]
             rng.shuffle(order)
             for step in order:
-                item = ScheduledTrial(combo, "transfer", REPETITION_BASE + r, False)
+                item = ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE + r, False)
                 wrapped = _Wrapped(target, prefix, step)
                 try:
                     trial = measure(item, wrapped.returned)
