@@ -83,19 +83,11 @@ class Combination:
     def shape(self) -> tuple[str | int, ...]:
         """Everything but the cipher, MAC and payload content: connections of the same shape have the
         same fixed costs (handshake, session, tool start-up), which handshake trials measure."""
-        return (
-            self.kex,
-            self.compression,
-            self.tool,
-            self.direction,
-            self.sink,
-            self.server,
-            self.client,
-            self.link,
-            self.streams,
-            self.ssh_build,
-            self.sshd_build,
-        )
+        return tuple(getattr(self, axis.name) for axis in AXES if axis.connection)
+
+    def axis_values(self) -> dict[str, str | int]:
+        """Every axis's value, in AXES order: the combination's keys in the JSON document (trials, summaries)."""
+        return {axis.name: getattr(self, axis.name) for axis in AXES}
 
     @property
     def builds(self) -> str:
@@ -103,6 +95,45 @@ class Combination:
         if not (self.ssh_build or self.sshd_build):
             return ""
         return f"{self.ssh_build or '-'} -> {self.sshd_build or '-'}"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the matrix: a `Combination` field, the words `sshbench runs` says it with, and its roles.
+    AXES is the one table of them that the JSON keys, the connection's shape, the store's run listing and
+    the reports' varying columns read (tests/test_axes.py holds it to Combination's fields)."""
+
+    name: str  # the Combination field (and the JSON key)
+    singular: str
+    plural: str
+    # Part of a connection's shape (Combination.shape): same-shape connections have the same fixed costs
+    # (handshake, session, tool start-up). The algorithms the data is encrypted with and the payload's
+    # content are not.
+    connection: bool
+    # How the data moves (tool, direction, sink, payload, link, compression, streams): a setup column in the
+    # terminal table when it varies (algorithms, implementations and builds have their own).
+    setup: bool = False
+    # The value nearly every run has: the Markdown/HTML table shows the column only when another one appears
+    # (None: whenever it varies).
+    usual: str | int | None = None
+
+
+AXES: tuple[Axis, ...] = (
+    Axis("cipher", "cipher", "ciphers", connection=False),
+    Axis("mac", "MAC", "MACs", connection=False),
+    Axis("kex", "kex", "kex", connection=True),
+    Axis("compression", "compression", "compressions", connection=True, setup=True, usual=NO_COMPRESSION),
+    Axis("tool", "tool", "tools", connection=True, setup=True, usual="pipe"),
+    Axis("direction", "direction", "directions", connection=True, setup=True, usual="up"),
+    Axis("sink", "sink", "sinks", connection=True, setup=True),
+    Axis("payload", "payload", "payloads", connection=False, setup=True),
+    Axis("server", "server", "servers", connection=True, usual="openssh"),
+    Axis("client", "client", "clients", connection=True, usual="openssh"),
+    Axis("link", "link", "links", connection=True, setup=True, usual="loopback"),  # --link A,B
+    Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1),  # -P N
+    Axis("ssh_build", "ssh build", "ssh builds", connection=True),  # --ssh A,B (runs before it: "")
+    Axis("sshd_build", "sshd build", "sshd builds", connection=True),
+)
 
 
 @dataclass
@@ -195,20 +226,7 @@ class Trial:
         combo = self.combination
         data = {
             "kind": self.kind,
-            "cipher": combo.cipher,
-            "mac": combo.mac,
-            "kex": combo.kex,
-            "compression": combo.compression,
-            "tool": combo.tool,
-            "direction": combo.direction,
-            "sink": combo.sink,
-            "payload": combo.payload,
-            "server": combo.server,
-            "client": combo.client,
-            "link": combo.link,
-            "streams": combo.streams,
-            "ssh_build": combo.ssh_build,
-            "sshd_build": combo.sshd_build,
+            **combo.axis_values(),
             "negotiated": asdict(self.negotiated),
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,

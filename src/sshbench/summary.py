@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sshbench import statistics as stats
-from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
+from sshbench.results import AXES, STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.streams import summarise_streams
 from sshbench.units import GIB
 
@@ -66,20 +66,7 @@ class Summary:
     def to_json(self) -> dict:
         c = self.combination
         return {
-            "cipher": c.cipher,
-            "mac": c.mac,
-            "kex": c.kex,
-            "compression": c.compression,
-            "tool": c.tool,
-            "direction": c.direction,
-            "sink": c.sink,
-            "payload": c.payload,
-            "server": c.server,
-            "client": c.client,
-            "link": c.link,
-            "streams": c.streams,
-            "ssh_build": c.ssh_build,
-            "sshd_build": c.sshd_build,
+            **c.axis_values(),
             **{
                 k: getattr(self, k)
                 for k in (
@@ -431,39 +418,18 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
         if t.kind == TrialKind.HANDSHAKE and not t.warmup:
             groups[t.combination.shape].append(t)
     out = []
-    for (
-        kex,
-        compression,
-        tool,
-        direction,
-        sink,
-        server,
-        client,
-        link,
-        streams,
-        ssh_build,
-        sshd_build,
-    ), group in groups.items():
+    names = [axis.name for axis in AXES if axis.connection]  # the shape's axes, in its order (results.AXES)
+    for shape, group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
         out.append(
             HandshakeSummary(
-                kex=kex,
                 valid_trials=len(walls),
                 median_ms=_median_or_none(walls),
                 min_ms=walls[0] if walls else None,
                 max_ms=walls[-1] if walls else None,
                 client_cpu_ms=_median_or_none(cpus),
-                compression=compression,
-                tool=tool,
-                direction=direction,
-                sink=sink,
-                server=server,
-                client=client,
-                link=link,
-                streams=streams,
-                ssh_build=ssh_build,
-                sshd_build=sshd_build,
+                **dict(zip(names, shape, strict=True)),
             )
         )
     out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))

@@ -12,7 +12,6 @@ Sizes and fonts are chosen to stay readable on a phone screen (PNG at 150 dpi) a
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 from collections import defaultdict
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 from sshbench import summary
 from sshbench.errors import RunError
 from sshbench.results import (
+    AXES,
     IMPLICIT_MAC,
     NO_COMPRESSION,
     Combination,
@@ -73,7 +73,7 @@ class Chart:
 def _labeller(combos: list[Combination]):
     """Row labels: the cipher (+ MAC), then whatever else varies in this run (kex, compression, link, ...),
     so that no two bars read the same."""
-    names = [f.name for f in dataclasses.fields(combos[0]) if f.name not in ("cipher", "mac")] if combos else []
+    names = [axis.name for axis in AXES if axis.name not in ("cipher", "mac")]
     varying = [n for n in names if len({getattr(c, n, None) for c in combos}) > 1]
 
     def label(combo: Combination) -> str:

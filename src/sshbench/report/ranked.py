@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sshbench import summary
 from sshbench.placement import Placement
-from sshbench.results import IMPLICIT_MAC, RunResult
+from sshbench.results import AXES, IMPLICIT_MAC, RunResult
 
 # Optional summary keys (added by other features) shown as a column when any summary has a value.
 OPTIONAL_COLUMNS = (("verdict", "verdict"), ("bound_by", "bottleneck"))
@@ -72,25 +72,16 @@ def handshake_label(h: dict) -> str:
 
 
 def columns(summaries: list[dict]) -> list[Column]:
-    def varies(key: str, default: str | None = None) -> bool:
+    def varies(key: str, default: str | int | None = None) -> bool:
         values = {s.get(key) for s in summaries} - {None}  # None: a document from before that key existed
         return len(values) > 1 or (default is not None and values - {default} != set())
 
     cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
-    for key, default in (
-        ("kex", None),
-        ("compression", "none"),
-        ("tool", "pipe"),
-        ("direction", "up"),
-        ("sink", None),
-        ("server", "openssh"),
-        ("client", "openssh"),
-        ("ssh_build", None),  # a build sweep (--ssh A,B / --sshd A,B)
-        ("sshd_build", None),
-        ("link", "loopback"),
-    ):
-        if varies(key, default):
-            cols.append(Column(key.removesuffix("_build"), key))
+    # results.AXES after the cipher and MAC columns, but for the payload (the header says it) and the streams
+    # (the cipher's label carries -P N)
+    for axis in AXES:
+        if axis.name not in ("cipher", "mac", "payload", "streams") and varies(axis.name, axis.usual):
+            cols.append(Column(axis.name.removesuffix("_build"), axis.name))
     cols += [
         Column("MiB/s ± 95% CI", "median_mib_s", True),
         Column("min", "min_mib_s", True),

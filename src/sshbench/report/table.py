@@ -11,7 +11,7 @@ from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
 from sshbench.report import ranked
-from sshbench.results import IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name
+from sshbench.results import AXES, IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -107,8 +107,8 @@ def build_columns(combos: list) -> list[tuple[str, str]]:
     ]
 
 
-# The dimensions besides the algorithms, in the order they are shown (see Combination).
-SETUP_FIELDS = ("link", "tool", "direction", "sink", "payload", "compression", "streams")
+# How the data moves (results.AXES' setup axes), in the table's order: a column when it varies.
+SETUP_FIELDS = tuple(axis.name for axis in AXES if axis.setup)
 
 
 def varying_setup(summaries: list) -> list[str]:
@@ -294,14 +294,17 @@ def undecided_summary(whys: list, margin: float) -> str:
 CONFIDENCE = 0.95
 
 
+# A handshake summary's axes besides its kex: the connection's shape (results.AXES), which set-up depends on.
+_HANDSHAKE_AXES = tuple(axis.name for axis in AXES if axis.connection and axis.name != "kex")
+
+
 def handshake_lines(result: RunResult, most: int = 3) -> list[str] | None:
     """The set-up figures as a line per kex (the default report), where only the kex varies and there are at
     most `most`; None: the table is needed (handshake_table)."""
     handshakes = summary.handshakes(result)
     if not handshakes or len(handshakes) > most:
         return None
-    varies = ("client", "server", "link", "tool", "streams", "ssh_build", "sshd_build")
-    if any(len({getattr(h, f, None) for h in handshakes}) > 1 for f in varies):
+    if any(len({getattr(h, f, None) for h in handshakes}) > 1 for f in _HANDSHAKE_AXES):
         return None
     return [
         f"set-up (a connection with no data): {h.kex} {_fmt(h.median_ms, '.0f')} ms "
@@ -329,22 +332,7 @@ def handshake_table(result: RunResult) -> Table | None:
         else None,
         caption_justify="left",
     )
-    varying = [
-        f
-        for f in (
-            "client",
-            "server",
-            "ssh_build",
-            "sshd_build",
-            "link",
-            "tool",
-            "direction",
-            "sink",
-            "compression",
-            "streams",
-        )
-        if len({getattr(h, f, None) for h in handshakes}) > 1
-    ]
+    varying = [f for f in _HANDSHAKE_AXES if len({getattr(h, f, None) for h in handshakes}) > 1]
     table.add_column("kex")
     if varying:
         table.add_column("/".join(f.removesuffix("_build") for f in varying))

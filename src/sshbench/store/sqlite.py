@@ -27,7 +27,7 @@ from pathlib import Path
 from sshbench import __version__
 from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, Trial
 from sshbench.store.document import (
     NOT_STORED,
     RUN_COLUMNS,
@@ -117,22 +117,8 @@ def swept(combinations: list[Combination]) -> str:
     if not combinations:
         return "-"
     parts, fixed = [], []
-    for attr, singular, plural in (
-        ("cipher", "cipher", "ciphers"),
-        ("mac", "MAC", "MACs"),
-        ("kex", "kex", "kex"),
-        ("compression", "compression", "compressions"),
-        ("tool", "tool", "tools"),
-        ("direction", "direction", "directions"),
-        ("sink", "sink", "sinks"),
-        ("payload", "payload", "payloads"),
-        ("server", "server", "servers"),
-        ("client", "client", "clients"),
-        ("link", "link", "links"),  # --link A,B: a sweep over emulated links
-        ("streams", "stream count", "stream counts"),  # -P N; rows stored before it read as 1
-        ("ssh_build", "ssh build", "ssh builds"),  # --ssh A,B; rows stored before it read as ""
-        ("sshd_build", "sshd build", "sshd builds"),
-    ):
+    for axis in AXES:
+        attr, singular, plural = axis.name, axis.singular, axis.plural
         values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
         if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept
             values = [v for v in values if v != IMPLICIT_MAC]
