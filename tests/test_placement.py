@@ -6,7 +6,7 @@ import pytest
 
 from sshbench import placement
 from sshbench.placement import Placement
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.targets import make_target
 from sshbench.targets.local import LocalServer
 
@@ -36,12 +36,12 @@ def test_one_cpu_or_no_pin_pins_nothing() -> None:
 
 @pytest.mark.fast
 def test_a_private_server_is_pinned_unless_asked_not_to() -> None:
-    pinned = make_target(RunSettings())
+    pinned = make_target(TargetSpec())
     assert isinstance(pinned, LocalServer)
     expected = placement.choose(True, 1)[0]
     assert pinned.placement == expected
     assert pinned.client_prefix() == (expected.client_prefix() if expected else [])
-    loose = make_target(RunSettings(pin=False))
+    loose = make_target(TargetSpec(pin=False))
     assert isinstance(loose, LocalServer) and loose.placement is None and loose.client_prefix() == []
 
 
@@ -55,7 +55,7 @@ def test_a_started_server_and_its_client_run_on_their_own_cpus() -> None:
 
     from sshbench.cleanup import Cleanup
 
-    target = make_target(RunSettings())
+    target = make_target(TargetSpec())
     assert isinstance(target, LocalServer)
     if target.placement is None:
         pytest.skip("fewer than 2 usable CPUs or no taskset: nothing is pinned here")

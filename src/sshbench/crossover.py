@@ -11,7 +11,6 @@ the chart draws both curves (MiB/s against Mbit/s).
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
@@ -37,6 +36,24 @@ def _round_rate(bits: float) -> int:
     return max(step, round(bits / step) * step)
 
 
+@dataclass(frozen=True)
+class CrossoverSpec:
+    """What `sshbench crossover` was asked (its options, parsed by the command line): each measured rate is one
+    ordinary run of these settings over a link of that rate."""
+
+    low: str  # --low/--high: rates as the options take them (e.g. 20mbit)
+    high: str
+    cipher: str
+    kex: str | None = None
+    payload: str = "text"
+    file: str | None = None
+    points: int = GRID_POINTS
+    steps: int = 3
+    runs: int = 2
+    seconds: float = 1.0
+    db: str | None = None  # the results store (None: the default one)
+
+
 @dataclass
 class MeasuredRate:
     mbit_s: float
@@ -50,7 +67,7 @@ class MeasuredRate:
         return self.zlib_mib_s / self.plain_mib_s if self.plain_mib_s and self.zlib_mib_s else None
 
 
-def _settings(args: argparse.Namespace, rate_bit_s: int):
+def _settings(args: CrossoverSpec, rate_bit_s: int):
     from sshbench.settings import RunSettings
 
     # Size for about --seconds of the *compressed* transfer (text compresses ~3:1; uncompressed then
@@ -71,7 +88,7 @@ def _settings(args: argparse.Namespace, rate_bit_s: int):
     )
 
 
-def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> MeasuredRate:
+def measure(args: CrossoverSpec, rate_bit_s: int, err: Console) -> MeasuredRate:
     """One ordinary run at this rate, recorded in the results store like any `sshbench run`."""
     from sshbench.baselines.analysis import raw_tcp_by_link
     from sshbench.runner import Runner
@@ -80,7 +97,7 @@ def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> Measured
 
     settings = _settings(args, rate_bit_s)
     err.print(f"crossover: measuring at {rate_bit_s / 1e6:g} Mbit/s ...", highlight=False)
-    recorder = RunRecorder(open_store(getattr(args, "db", None)))
+    recorder = RunRecorder(open_store(args.db))
     runner: Runner | None = None
     on_plan, on_trial = recorder.runner_hooks(lambda: runner.result if runner else None)  # type: ignore[arg-type,return-value]
     runner = Runner(settings, on_trial=on_trial, on_plan=on_plan)
@@ -102,7 +119,7 @@ def measure(args: argparse.Namespace, rate_bit_s: int, err: Console) -> Measured
     )
 
 
-def search(args: argparse.Namespace, err: Console) -> list[MeasuredRate]:
+def search(args: CrossoverSpec, err: Console) -> list[MeasuredRate]:
     low, high = parse_rate(args.low), parse_rate(args.high)
     if low >= high:
         raise UsageError(f"--low {args.low} must be below --high {args.high}")

@@ -305,6 +305,7 @@ def plan_matrix(
     from sshbench.tools import TOOLS
 
     s = settings
+    axes = s.matrix_spec()  # parsed once for every pair and tool below
     pairs = [
         (server_name(name), t, client_name, build, algorithms)
         for name, t in targets.items()
@@ -338,7 +339,7 @@ def plan_matrix(
                 if notice not in notices:
                     notices.append(notice)
                 continue
-            sinks = s.sinks()
+            sinks = list(axes.sinks)
             if tool.needs_file_sink and "null" in sinks:
                 # rsync renames a temp file into place: /dev/null cannot be its destination
                 sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
@@ -346,7 +347,7 @@ def plan_matrix(
                 if notice not in notices:
                     notices.append(notice)
             tool_ciphers, tool_macs, tool_kexes, tool_client = ciphers, macs, kexes, client_name
-            compressions = s.compressions()
+            compressions = list(axes.compressions)
             if not tool.compresses and compressions != [NO_COMPRESSION]:
                 # its zlib rows would be uncompressed ones under another name (refused up front when it is the
                 # only tool and --compression on: cli/run_notices.py)
@@ -385,13 +386,13 @@ def plan_matrix(
                     client.aead_ciphers | {UNPINNED},
                     compression=compressions,
                     tool=tool.name,
-                    direction=s.directions(),
+                    direction=list(axes.directions),
                     sink=sinks,
-                    payload=s.payloads(),
+                    payload=list(axes.payloads),
                     server=server_impl,
                     client=tool_client,
-                    link=[p.name for p in s.link_profiles()],
-                    streams=s.stream_counts(),
+                    link=[p.name for p in axes.links],
+                    streams=list(axes.stream_counts),
                 )
                 if ssh_build or target.sshd_build:
                     ssh_label = ssh_build if tool_client == client_name else ""  # rclone brings its own client

@@ -42,7 +42,7 @@ from sshbench.results import NO_COMPRESSION, NO_STEADY_PART, Combination, RunRes
 from sshbench.settings import RunSettings
 from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
-from sshbench.targets import check_settings as check_target_settings
+from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, run_trial
 from sshbench.trial_files import TrialPaths
@@ -64,7 +64,9 @@ class Runner:
         resume_from: RunResult | None = None,
     ) -> None:
         settings.validate()
-        check_target_settings(settings)
+        self.target_spec = settings.target_spec()  # what starts the target(s), parsed once
+        self.axes = settings.matrix_spec()  # the matrix's other axes, parsed once
+        check_target_spec(self.target_spec)
         if settings.no_aesni:
             baseline_hooks.aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
         if settings.seed is None:  # recorded with the run (settings/JSON), so its order can be replayed
@@ -77,7 +79,7 @@ class Runner:
         self.result = resume_from or RunResult(settings=settings)
         self._resumed_environment = dict(resume_from.environment) if resume_from else {}
         self._resumed_combinations = list(resume_from.combinations) if resume_from else []
-        self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in settings.tools()}
+        self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in self.axes.tools}
         # --no-aesni: the environment of every ssh client and of the private sshd (None: inherit ours).
         self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
         # A build sweep (sshbench.builds): --ssh A,B are client builds; --sshd A,B one private sshd each
@@ -97,7 +99,7 @@ class Runner:
         try:
             with signals_raise():
                 try:
-                    for server in self.settings.servers():
+                    for server in self.target_spec.servers:
                         for key, started in self._start_targets(server, cleanup):
                             self.targets[key] = started
                             target = target or started
@@ -150,13 +152,13 @@ class Runner:
         s = self.settings
         sshd_builds = builds.inspect_all(s.sshd, "sshd", s.sshd_session) if server == "openssh" else []
         if len(sshd_builds) < 2:
-            started = make_target(s, server=server, env=self.ssh_env)
+            started = make_target(self.target_spec, server=server, env=self.ssh_env)
             self._offer_every_client(started)
             started.start(cleanup)
             return [(server, started)]
         out: list[Target] = []
         for build in sshd_builds:
-            one = make_target(replace(s, sshd=build.path), server=server, env=self.ssh_env)
+            one = make_target(replace(self.target_spec, sshd_paths=(build.path,)), server=server, env=self.ssh_env)
             self._offer_every_client(one)
             one.start(cleanup)
             out.append(one)
@@ -175,7 +177,7 @@ class Runner:
         """The ssh program of a combination: its client build's in a build sweep, else --ssh."""
         if combo.ssh_build:
             return next(b.path for b in self.ssh_builds if b.label == combo.ssh_build)
-        return self.settings.ssh_paths()[0]
+        return self.target_spec.ssh
 
     def _build_facts(self, client_builds: dict[str, ClientAlgorithms]) -> dict:
         """The environment's `builds`: each build's path, version and label, and per (ssh, sshd) pairing what a
@@ -210,14 +212,14 @@ class Runner:
             if len(self.ssh_builds) > 1
             else None
         )
-        if s.host is None and s.pin and not any(p.emulated for p in s.link_profiles()):
-            if unpinned := placement.choose(s.pin, max(s.stream_counts()))[1]:
+        if s.host is None and s.pin and not self.target_spec.emulated:
+            if unpinned := placement.choose(s.pin, self.target_spec.most_streams)[1]:
                 self.result.notices.append(unpinned)
         combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices, client_builds)
         handshakes = handshake_combinations(combos) + kex_handshakes(combos, client_builds, self.targets)
         self.result.combinations = combos
         self.result.environment = {
-            **environment.collect(s.ssh_paths()[0]),
+            **environment.collect(self.target_spec.ssh),
             "server_ssh_version": target.server_version,
             "server_strict_kex": server.strict_kex,
             "client_strict_kex": client.strict_kex,
@@ -240,7 +242,7 @@ class Runner:
                 if len(self.targets) > 1
                 else {}
             ),
-            "payload_kind": f"file {s.file}" if s.file else ",".join(s.payloads()),
+            "payload_kind": f"file {s.file}" if s.file else ",".join(self.axes.payloads),
             "payload_size": (
                 format_size(os.path.getsize(s.file))
                 if s.file
@@ -266,15 +268,15 @@ class Runner:
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         # A remote host's control runs in each direction measured (the server sends for "down").
-        raw_directions = s.directions() if target.raw_tcp().both_directions else ["up"]
+        raw_directions = list(self.axes.directions) if target.raw_tcp().both_directions else ["up"]
         raw_tcp_combos = (
             []
             if raw_tcp_combo is None
             else [
                 replace(raw_tcp_combo, link=p.name, direction=d, streams=n)  # -P N: the control with N streams too
-                for p in s.link_profiles()
+                for p in self.axes.links
                 for d in raw_directions
-                for n in s.stream_counts()
+                for n in self.axes.stream_counts
                 if d == "up" or n == 1  # a remote host's download control: one stream
             ]
         )

@@ -7,11 +7,11 @@ field names are stable.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sshbench import builds
 from sshbench.errors import UsageError
-from sshbench.links import parse_links
+from sshbench.links import LinkProfile, parse_links
 from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
 from sshbench.results import NO_COMPRESSION
 from sshbench.statistics import DEFAULT_TIE_MARGIN
@@ -25,6 +25,79 @@ WHY_MODES = ("auto", "fastest", "all", "off")
 DEFAULT_BUDGET_S = 50.0
 # --full (115 combinations with OpenSSH 9.2): the budget that ends the command within ~5 minutes.
 DEFAULT_FULL_BUDGET_S = 270.0
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What starts a target, and nothing else, with its lists parsed: `make_target` (sshbench.targets) takes this
+    alone. A run builds it once from its settings (`RunSettings.target_spec`); a command that only needs a
+    target (algorithms, latency, audit, recommend's check, fleet's check of its pairs' options) builds it from
+    its own options (`from_options`)."""
+
+    host: str | None = None  # None: a private server on this machine
+    ssh_paths: tuple[str, ...] = ("ssh",)  # --ssh: the client build(s), the first the primary
+    sshd_paths: tuple[str | None, ...] = (None,)  # --sshd: the server build(s); None: the default sshd
+    sshd_session: str | None = None
+    ssh_config: str | None = None  # a HOST's ssh -F
+    servers: tuple[str, ...] = ("openssh",)  # --server: private server implementations (targets.SERVERS)
+    links: tuple[LinkProfile, ...] = field(default_factory=lambda: tuple(parse_links("loopback")))
+    server_cpu: float | None = None  # --server-cpu, in cores
+    dropbear_window: int | None = None
+    raw_tcp_port: int | None = None  # a HOST's raw TCP control port (None: any free one)
+    pin: bool = True  # --pin: a private server's client and daemon on CPUs of their own (sshbench.placement)
+    most_streams: int = 1  # -P: the most connections of one trial, which a placement must leave CPUs for
+
+    @property
+    def ssh(self) -> str:
+        return self.ssh_paths[0]
+
+    @property
+    def sshd(self) -> str | None:
+        return self.sshd_paths[0]
+
+    @property
+    def emulated(self) -> bool:
+        """Whether any link is emulated (a namespace pair, sshbench.links)."""
+        return any(p.emulated for p in self.links)
+
+    @classmethod
+    def from_options(
+        cls,
+        host: str | None = None,
+        ssh: str | None = "ssh",
+        sshd: str | None = None,
+        ssh_config: str | None = None,
+        sshd_session: str | None = None,
+        server: str = "openssh",
+        link: str = "loopback",
+        dropbear_window: int | None = None,
+    ) -> TargetSpec:
+        """From the command line's strings (comma lists as the options take them)."""
+        return cls(
+            host=host,
+            ssh_paths=tuple(builds.split_paths(ssh or "ssh")) or ("ssh",),
+            sshd_paths=tuple(builds.split_paths(sshd)) or (None,),
+            sshd_session=sshd_session,
+            ssh_config=ssh_config,
+            servers=tuple(_comma_list(server)) or ("openssh",),
+            links=tuple(parse_links(link)),
+            dropbear_window=dropbear_window,
+        )
+
+
+@dataclass(frozen=True)
+class MatrixSpec:
+    """The run's axes besides the algorithms and the targets, parsed once (`RunSettings.matrix_spec`): what the
+    plan crosses (plan.plan_matrix) and the runner's raw TCP control follows. The algorithm lists are resolved
+    against what both ends speak, so they stay the settings' patterns."""
+
+    tools: tuple[str, ...]
+    directions: tuple[str, ...]
+    sinks: tuple[str, ...]
+    payloads: tuple[str, ...]
+    compressions: tuple[str, ...]
+    links: tuple[LinkProfile, ...]
+    stream_counts: tuple[int, ...]  # -P: checked against the target's and the user's limits once (getrlimit)
 
 
 @dataclass
@@ -86,7 +159,7 @@ class RunSettings:
 
     def validate(self) -> None:
         """What can be checked from the settings alone; the target and tool registries check their own
-        names and options (sshbench.targets.check_settings, sshbench.tools.get_tool) when the Runner is made."""
+        names and options (sshbench.targets.check_spec, sshbench.tools.get_tool) when the Runner is made."""
         if self.runs < 1:
             raise UsageError(f"--runs must be at least 1 (got {self.runs})")
         if not 0.0 <= self.tie <= MAX_TIE:
@@ -171,6 +244,35 @@ class RunSettings:
             builds.inspect_all(self.sshd, "sshd", session=self.sshd_session)
         elif self.sshd_session is not None:
             raise UsageError("--sshd-session applies to an --sshd build (OpenSSH 9.8+) started here")
+
+    def matrix_spec(self) -> MatrixSpec:
+        """The axes, parsed once (UsageError as `validate` gives it)."""
+        return MatrixSpec(
+            tools=tuple(self.tools()),
+            directions=tuple(self.directions()),
+            sinks=tuple(self.sinks()),
+            payloads=tuple(self.payloads()),
+            compressions=tuple(self.compressions()),
+            links=tuple(self.link_profiles()),
+            stream_counts=tuple(self.stream_counts()),
+        )
+
+    def target_spec(self) -> TargetSpec:
+        """The run's target(s): what make_target needs, parsed once."""
+        return TargetSpec(
+            host=self.host,
+            ssh_paths=tuple(self.ssh_paths()),
+            sshd_paths=tuple(self.sshd_paths()),
+            sshd_session=self.sshd_session,
+            ssh_config=self.ssh_config,
+            servers=tuple(self.servers()),
+            links=tuple(self.link_profiles()),
+            server_cpu=self.server_cpu,
+            dropbear_window=self.dropbear_window,
+            raw_tcp_port=self.raw_tcp_port,
+            pin=self.pin,
+            most_streams=max(self.stream_counts()),
+        )
 
     def tools(self) -> list[str]:
         return _comma_list(self.tool) or ["pipe"]

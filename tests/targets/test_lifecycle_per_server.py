@@ -22,16 +22,16 @@ from conftest import (
     wait_until,
 )
 from sshbench.errors import RunError, UsageError
-from sshbench.settings import RunSettings
-from sshbench.targets import SERVERS, check_settings
+from sshbench.settings import TargetSpec
+from sshbench.targets import SERVERS, check_spec
 
 
 def _skip_reason(server: str) -> str | None:
     """Why this server cannot start here (its program missing, not root, ...), as sshbench itself says it."""
-    settings = RunSettings(server=server)
+    spec = TargetSpec(servers=(server,))
     try:
-        check_settings(settings)
-        SERVERS[server].from_settings(settings)  # finds its program; starts nothing
+        check_spec(spec)
+        SERVERS[server].from_spec(spec)  # finds its program; starts nothing
     except (RunError, UsageError) as err:
         return f"--server {server}: {err}"
     return None

@@ -12,7 +12,7 @@ import pytest
 from fakes import FakeRemote, FakeTarget
 from sshbench.capabilities import RawTcpMode, TargetCapabilities
 from sshbench.errors import RunError, UsageError
-from sshbench.settings import RunSettings
+from sshbench.settings import RunSettings, TargetSpec
 from sshbench.targets import LINK_SERVERS, SERVERS, RemoteHost, Target, make_target
 
 CLASSES = {**{f"server-{k}": v for k, v in SERVERS.items()}, **{f"link-{k}": v for k, v in LINK_SERVERS.items()}}
@@ -35,9 +35,9 @@ def test_every_target_class_has_the_capabilities(name: str) -> None:
 
 
 @pytest.mark.parametrize("server", list(SERVERS))
-def test_every_server_builds_from_settings_and_is_local_before_it_starts(server: str) -> None:
+def test_every_server_builds_from_a_target_spec_and_is_local_before_it_starts(server: str) -> None:
     try:
-        target = SERVERS[server].from_settings(RunSettings(server=server))
+        target = SERVERS[server].from_spec(TargetSpec(servers=(server,)))
     except (RunError, UsageError) as err:  # its program is not installed here
         pytest.skip(f"{server}: {err}")
     assert type(target) is SERVERS[server]
@@ -50,14 +50,15 @@ def test_every_server_builds_from_settings_and_is_local_before_it_starts(server:
 
 @pytest.mark.fast  # make_target only builds it: nothing starts
 def test_an_emulated_link_gets_the_link_servers_class() -> None:
-    settings = RunSettings(link="lan1g")
     try:
-        target = make_target(settings)
+        target = make_target(TargetSpec.from_options(link="lan1g"))
     except (RunError, UsageError) as err:  # no root or no iproute2 here
         pytest.skip(str(err))
     assert type(target) is LINK_SERVERS["openssh"]
     assert target.raw_tcp().mode is RawTcpMode.LINK
-    assert type(make_target(RunSettings())) is SERVERS["openssh"]
+    assert type(make_target(TargetSpec())) is SERVERS["openssh"]
+    # a run builds the same spec from its settings
+    assert RunSettings(link="lan1g,loopback").target_spec() == TargetSpec.from_options(link="lan1g,loopback")
 
 
 def test_a_remote_host_says_how_its_raw_tcp_control_runs() -> None:

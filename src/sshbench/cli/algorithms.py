@@ -14,7 +14,7 @@ from rich.table import Table
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, legacy
 from sshbench.baselines import legacy_speed
 from sshbench.cleanup import Cleanup, signals_raise
-from sshbench.cli.common import add_db_option
+from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.cli.security import algorithms_footer, algorithms_verdict_cells
 from sshbench.errors import SshbenchError
 from sshbench.leftovers import clean_leftovers
@@ -24,12 +24,8 @@ from sshbench.security import terrapin
 def add_commands(sub: argparse._SubParsersAction) -> None:
     algs = sub.add_parser("algorithms", help="list what the client and the server support")
     algs.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
-    algs.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    algs.add_argument(
-        "--sshd",
-        metavar="PATH[,PATH...]",
-        help="sshd binary for the private target; several: what differs between the builds",
-    )
+    add_ssh_config_option(algs)
+    add_sshd_option(algs, "sshd binary for the private target; several: what differs between the builds", builds=True)
     algs.add_argument(
         "--ssh",
         metavar="PATH[,PATH...]",
@@ -54,7 +50,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench import builds
-    from sshbench.settings import RunSettings
+    from sshbench.settings import TargetSpec
     from sshbench.targets import make_target
 
     if builds.sweeps(args.sshd) or builds.sweeps(getattr(args, "ssh", None)):
@@ -66,7 +62,7 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         with signals_raise():
             target = make_target(
-                RunSettings(
+                TargetSpec.from_options(
                     host=args.host,
                     sshd=args.sshd,
                     ssh=getattr(args, "ssh", None) or "ssh",

@@ -19,6 +19,21 @@ def add_db_option(parser: argparse.ArgumentParser, help: str = DB_HELP) -> None:
     parser.add_argument("--db", metavar="PATH", help=help)
 
 
+SSH_CONFIG_HELP = "ssh_config for a remote HOST (ssh -F)"
+SSHD_HELP = "sshd binary for the private target (default /usr/sbin/sshd)"
+SSHD_SWEEP_METAVAR = "PATH[,PATH...]"
+
+
+def add_ssh_config_option(parser: argparse.ArgumentParser, help: str = SSH_CONFIG_HELP) -> None:
+    """--ssh-config FILE: the ssh_config a remote HOST is read from (ssh -F), declared here once."""
+    parser.add_argument("--ssh-config", metavar="FILE", help=help)
+
+
+def add_sshd_option(parser: argparse.ArgumentParser, help: str = SSHD_HELP, builds: bool = False) -> None:
+    """--sshd: the private target's sshd, declared here once; `builds`: a comma list of builds is taken."""
+    parser.add_argument("--sshd", metavar=SSHD_SWEEP_METAVAR if builds else "PATH", help=help)
+
+
 def write_output(text: str | bytes, path: str | None, out: Console) -> None:
     """To FILE atomically (temp file renamed into place), or to standard output."""
     if path is None:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
-from sshbench.crossover import GRID_POINTS, MeasuredRate, search
+from sshbench.crossover import GRID_POINTS, CrossoverSpec, MeasuredRate, search
 from sshbench.links import parse_rate
 from sshbench.report.link_table import SEED_CROSSOVER, CrossoverPoint, crossover_rate
 from sshbench.units import MIB
@@ -56,7 +56,20 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_writable(args.json)  # output paths before the (long) search
     check_writable_dir(args.charts)
     require_support([LinkProfile("rate", rate_bit_s=parse_rate(args.low))])
-    points = search(args, err)
+    spec = CrossoverSpec(
+        low=args.low,
+        high=args.high,
+        cipher=args.cipher,
+        kex=args.kex,
+        payload=args.payload,
+        file=args.file,
+        points=args.points,
+        steps=args.steps,
+        runs=args.runs,
+        seconds=args.seconds,
+        db=args.db,
+    )
+    points = search(spec, err)
     table = Table(
         title=f"Compression crossover: {args.cipher}, payload {'file ' + args.file if args.file else args.payload}",
         title_justify="left",

@@ -91,16 +91,18 @@ def check_run_options(run_options: list[str], pairs: bool = False) -> None:
             raise UsageError(
                 "--pairs: the fleet writes the pairs' --ssh-config itself (the throwaway key, known_hosts)"
             )
-        from sshbench.settings import RunSettings
-        from sshbench.targets import check_settings
+        from sshbench.settings import TargetSpec
+        from sshbench.targets import check_spec
 
         if args.no_aesni:
             raise UsageError(
                 "--pairs: --no-aesni masks AES-NI in a private sshd started here; a pair's sshd is its target's"
             )
         try:
-            check_settings(
-                RunSettings(host="B", server=args.server, link=args.link, dropbear_window=args.dropbear_window)
+            check_spec(
+                TargetSpec.from_options(
+                    host="B", server=args.server, link=args.link, dropbear_window=args.dropbear_window
+                )
             )
         except UsageError as err:
             raise UsageError(f"--pairs (host A runs `sshbench run B` with these options): {err}") from None

@@ -16,7 +16,7 @@ from rich.console import Console
 from sshbench import __version__, environment, latency
 from sshbench.algorithms.select import select
 from sshbench.cleanup import Cleanup, signals_raise
-from sshbench.cli.common import add_db_option, check_writable, write_output
+from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option, check_writable, write_output
 from sshbench.errors import Interrupted, RunError, UsageError
 from sshbench.leftovers import clean_leftovers
 from sshbench.report.latency import render_table
@@ -46,8 +46,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--link", default="loopback", help="comma list of link profiles (private sshd only)")
     p.add_argument("--json", metavar="FILE", help="write the settings, target and figures as JSON")
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
-    p.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target (default /usr/sbin/sshd)")
+    add_ssh_config_option(p)
+    add_sshd_option(p)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per echo test (default 120)")
     add_db_option(p)
     p.set_defaults(handler=cmd_latency)
@@ -109,7 +109,7 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console, store
     run_id: int | None = None
     with signals_raise():
         try:
-            target = make_target(settings)
+            target = make_target(settings.target_spec())
             target.start(cleanup)
             client, server = target.client_algorithms(), target.server_algorithms()
             ciphers = select("cipher", args.ciphers, client, server, target.label)

@@ -16,7 +16,13 @@ from rich.progress import (
 )
 
 from sshbench.cli import presets, run_notices
-from sshbench.cli.common import add_db_option, add_output_options, check_writable
+from sshbench.cli.common import (
+    add_db_option,
+    add_output_options,
+    add_ssh_config_option,
+    add_sshd_option,
+    check_writable,
+)
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
@@ -155,16 +161,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
         "(docs/results-json.md); the human report is not printed",
     )
-    run.add_argument("--ssh-config", metavar="FILE", help="ssh_config for a remote HOST (ssh -F)")
+    add_ssh_config_option(run)
     run.add_argument(
         "--ssh",
         metavar="PATH[,PATH...]",
         help="ssh client build(s); several are swept like any other axis, labelled by `ssh -V` (default: ssh in PATH)",
     )
-    run.add_argument(
-        "--sshd",
-        metavar="PATH[,PATH...]",
-        help="sshd build(s) for the private target; several are swept, each its own private sshd (default /usr/sbin/sshd)",
+    add_sshd_option(
+        run,
+        "sshd build(s) for the private target; several are swept, each its own private sshd (default /usr/sbin/sshd)",
+        builds=True,
     )
     run.add_argument(
         "--sshd-session",
@@ -377,7 +383,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else DEFAULT_BUDGET_S
     )
     check_writable(args.json)  # before anything is measured, not after
-    recorder = RunRecorder.from_args(args, given=_given_run_options(args.argv))
+    recorder = RunRecorder.for_run(args.db, args.resume, typed=_given_run_options(args.argv))
     settings = recorder.settings or RunSettings(
         host=args.host,
         ciphers=args.ciphers,

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from sshbench import summary
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
-from sshbench.cli.common import add_db_option
+from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult
 from sshbench.security import terrapin
@@ -56,7 +56,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--fleet", metavar="FLEET", help="one config for every host of a fleet run (number or 'latest'): see fleet"
     )
     add_db_option(rec)
-    rec.add_argument("--sshd", metavar="PATH", help="sshd binary for checking against the private target")
+    add_sshd_option(rec, "sshd binary for checking against the private target")
 
     aud = sub.add_parser("audit", help="judge the algorithms your ssh client really offers and negotiates with HOST")
     aud.set_defaults(handler=cmd_audit)
@@ -66,8 +66,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="user@host or an ssh_config alias; omit to audit the bare client "
         "(or --ssh-config) against the private sshd",
     )
-    aud.add_argument("--ssh-config", metavar="FILE", help="audit this ssh_config instead of your own (ssh -F)")
-    aud.add_argument("--sshd", metavar="PATH", help="sshd binary for the private target")
+    add_ssh_config_option(aud, "audit this ssh_config instead of your own (ssh -F)")
+    add_sshd_option(aud, "sshd binary for the private target")
     aud.add_argument("--run", metavar="RUN", help="measured run for speed advice (default: the latest stored run)")
     aud.add_argument("--from-json", metavar="FILE", help="measured run from a `run --json` or `export` file")
     add_db_option(aud)

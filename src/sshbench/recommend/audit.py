@@ -140,7 +140,7 @@ def run_audit(
 
     from sshbench.cleanup import Cleanup, signals_raise
     from sshbench.leftovers import clean_leftovers
-    from sshbench.settings import RunSettings
+    from sshbench.settings import TargetSpec
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import probe
@@ -160,7 +160,7 @@ def run_audit(
     cleanup = Cleanup()
     try:
         with signals_raise():
-            target = make_target(RunSettings(host=host, sshd=sshd, ssh=ssh, ssh_config=ssh_config))
+            target = make_target(TargetSpec.from_options(host=host, sshd=sshd, ssh=ssh, ssh_config=ssh_config))
             target.start(cleanup)
             options = target.client_options()
             if host is None and ssh_config:

@@ -69,7 +69,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     """Connect once to the run's target with exactly the recommended settings; one line saying what was
     negotiated. Raises RunError (the config is then not printed) when it does not connect."""
     from sshbench.cleanup import Cleanup, signals_raise
-    from sshbench.settings import RunSettings
+    from sshbench.settings import TargetSpec
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import Target, probe
@@ -89,9 +89,9 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
                 target = PrivateOpenSSH(sshd=sshd, ssh=ssh, extra_config=extra)
             elif rec.target == "server":
                 # A remote server's sshd_config is not ours to change: check that it accepts these algorithms.
-                target = make_target(RunSettings(host=host, ssh=ssh, ssh_config=result.settings.ssh_config))
+                target = make_target(TargetSpec.from_options(host=host, ssh=ssh, ssh_config=result.settings.ssh_config))
             else:
-                target = make_target(RunSettings(host=host, ssh=ssh, ssh_config=result.settings.ssh_config))
+                target = make_target(TargetSpec.from_options(host=host, ssh=ssh, ssh_config=result.settings.ssh_config))
             target.start(cleanup)
             options = target.client_options()
             if rec.target == "client" or host is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 
 from rich.console import Console
@@ -31,14 +30,14 @@ class RunRecorder:
             self.resume_from = resume.prepare(stored)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, given: set[str]) -> RunRecorder:
-        """`run --db/--resume`: with --resume, no measurement option may be typed (`given`: the typed ones,
-        even when equal to the default, as an explicit `--runs auto`)."""
-        if args.resume is not None:
-            typed = sorted(name for name in given if name not in _NOT_SETTINGS)
-            if typed:
-                raise UsageError(f"--resume uses the stored run's settings; drop --{typed[0].replace('_', '-')}")
-        return cls(open_store(args.db), args.resume)
+    def for_run(cls, db: str | None, resume_ref: str | None, typed: set[str]) -> RunRecorder:
+        """`run --db/--resume`: with --resume, no measurement option may be typed (`typed`: the options typed on
+        the command line by their settings' names, even when equal to the default, as an explicit `--runs auto`)."""
+        if resume_ref is not None:
+            measuring = sorted(name for name in typed if name not in _NOT_SETTINGS)
+            if measuring:
+                raise UsageError(f"--resume uses the stored run's settings; drop --{measuring[0].replace('_', '-')}")
+        return cls(open_store(db), resume_ref)
 
     def runner_hooks(
         self, result_of: Callable[[], RunResult]

@@ -15,7 +15,7 @@ import sys
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.algorithms.asyncssh_caps import AsyncsshAlgorithms, asyncssh_algorithms
 from sshbench.errors import RunError
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.targets.private_server import PrivateServer, make_ssh_keypair
 
 READY_PREFIX = "Server listening on 127.0.0.1 port "
@@ -26,8 +26,8 @@ class AsyncsshServer(PrivateServer):
     server_name = "private AsyncSSH server"
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> AsyncsshServer:
-        return cls(ssh=settings.ssh_paths()[0], env=env)
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> AsyncsshServer:
+        return cls(ssh=spec.ssh, env=env)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:
         self.algorithms: AsyncsshAlgorithms = asyncssh_algorithms()

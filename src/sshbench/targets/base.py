@@ -12,7 +12,7 @@ from sshbench.capabilities import RawTcpControl, RawTcpMode, RemoteFacts
 from sshbench.cleanup import Cleanup
 
 if TYPE_CHECKING:
-    from sshbench.settings import RunSettings
+    from sshbench.settings import TargetSpec
     from sshbench.targets.cpu_quota import CpuQuota
 
 
@@ -41,17 +41,17 @@ class Target(ABC):
     #: --server-cpu: the cgroup the server runs in (targets/cpu_quota.py); None: no quota of ours
     quota: CpuQuota | None = None
 
-    # --- building one from a run's settings (the registry, sshbench.targets.SERVERS, calls these) ---
+    # --- building one from a run's TargetSpec (the registry, sshbench.targets.SERVERS, calls these) ---
 
     @classmethod
-    def check_settings(cls, settings: RunSettings) -> None:
+    def check_spec(cls, spec: TargetSpec) -> None:
         """Refuse (UsageError, one line) this back-end's own options when they cannot work, before anything
         starts. Default: nothing to check."""
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> Target:
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> Target:
         """The target for a run: `env` is the private server's environment (--no-aesni)."""
-        raise NotImplementedError(f"{cls.__name__} is not built from run settings")
+        raise NotImplementedError(f"{cls.__name__} is not built from a TargetSpec")
 
     @abstractmethod
     def start(self, cleanup: Cleanup) -> None:

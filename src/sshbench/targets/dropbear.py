@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from sshbench.errors import RunError, UsageError
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.targets.private_server import PrivateServer
 
 DROPBEAR_CANDIDATES = ("/usr/sbin/dropbear", "/usr/local/sbin/dropbear", "/usr/bin/dropbear")
@@ -67,12 +67,12 @@ class DropbearServer(PrivateServer):
     server_name = "private dropbear"
 
     @classmethod
-    def check_settings(cls, settings: RunSettings) -> None:
-        check_window(settings.dropbear_window)
+    def check_spec(cls, spec: TargetSpec) -> None:
+        check_window(spec.dropbear_window)
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> DropbearServer:
-        return cls(ssh=settings.ssh_paths()[0], env=env, window=settings.dropbear_window)
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> DropbearServer:
+        return cls(ssh=spec.ssh, env=env, window=spec.dropbear_window)
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None, window: int | None = None) -> None:
         check_window(window)

@@ -14,7 +14,7 @@ from sshbench.cleanup import Cleanup
 from sshbench.links import LinkProfile
 from sshbench.links.namespaces import _find_tool, require_support
 from sshbench.links.path import SERVER_ADDR, LinkPath
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.targets.private_openssh import PrivateOpenSSH
 
 HOST_KEY_ALIAS = "sshbench-netns-sshd"  # one known_hosts entry for every path (direct or via a relay)
@@ -41,16 +41,16 @@ class NetnsOpenSSH(PrivateOpenSSH):
         self.link_report: dict[str, dict] = {}  # name -> LinkState.describe(), kept current for the report
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> NetnsOpenSSH:
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> NetnsOpenSSH:
         """Every link of the run (loopback included) through one namespace pair (sshbench.links)."""
         target = cls(
-            settings.link_profiles(),
-            sshd=settings.sshd_paths()[0],
-            ssh=settings.ssh_paths()[0],
+            list(spec.links),
+            sshd=spec.sshd,
+            ssh=spec.ssh,
             env=env,
-            sshd_session=settings.sshd_session,
+            sshd_session=spec.sshd_session,
         )
-        target.server_cpu = settings.server_cpu
+        target.server_cpu = spec.server_cpu
         return target
 
     def start(self, cleanup: Cleanup) -> None:

@@ -23,7 +23,7 @@ from sshbench.algorithms import (
 )
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.cpu_quota import CpuQuota, CpuQuotaError
@@ -98,14 +98,14 @@ class PrivateOpenSSH(LocalServer):
         self.listen_address = "127.0.0.1"
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> PrivateOpenSSH:
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> PrivateOpenSSH:
         """The private sshd on 127.0.0.1 (a run with emulated links gets targets.LINK_SERVERS' instead)."""
         return cls(
-            sshd=settings.sshd_paths()[0],
-            ssh=settings.ssh_paths()[0],
+            sshd=spec.sshd,
+            ssh=spec.ssh,
             env=env,
-            server_cpu=settings.server_cpu,
-            sshd_session=settings.sshd_session,
+            server_cpu=spec.server_cpu,
+            sshd_session=spec.sshd_session,
         )
 
     def offer_client_builds(self, ssh_paths: list[str]) -> None:

@@ -14,7 +14,7 @@ from sshbench.algorithms import (
 from sshbench.capabilities import REMOTE_SKIP_NOTE, RawTcpControl, RawTcpMode, RemoteFacts
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
-from sshbench.settings import RunSettings
+from sshbench.settings import TargetSpec
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets import remote_facts, remote_scratch
 from sshbench.targets.base import Target, probe
@@ -27,10 +27,10 @@ class RemoteHost(Target):
     remote_raw_tcp = True
 
     @classmethod
-    def from_settings(cls, settings: RunSettings, env: dict[str, str] | None = None) -> RemoteHost:
-        assert settings.host is not None
-        host = cls(settings.host, ssh=settings.ssh_paths()[0], ssh_config=settings.ssh_config)
-        host.raw_tcp_port = settings.raw_tcp_port
+    def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> RemoteHost:
+        assert spec.host is not None
+        host = cls(spec.host, ssh=spec.ssh, ssh_config=spec.ssh_config)
+        host.raw_tcp_port = spec.raw_tcp_port
         return host
 
     def __init__(self, host: str, ssh: str = "ssh", ssh_config: str | None = None) -> None:
