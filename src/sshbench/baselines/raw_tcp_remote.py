@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
 import sys
 import time
 
@@ -182,14 +181,7 @@ class TcpReceiver(TcpSink):
             sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port), "connect",
             str(self.expected),
         ]  # fmt: skip
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            text=True,
-        )
+        self._spawn(argv)
         return self
 
 

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from sshbench.targets.cpu_quota import CpuQuota
 
 
+# Every client's options on every target: never a prompt (a run is unattended), and no connection sharing
+# (a ControlMaster connection's rates were shown to differ from a connection of its own: docs/clock.md).
+UNATTENDED_CLIENT_OPTIONS: tuple[str, ...] = ("-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none")
+
+
 class Target(ABC):
     """A target; what the stages beside it (baselines) read is sshbench.capabilities.TargetCapabilities,
     which every Target satisfies through the defaults below."""

@@ -18,7 +18,7 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.errors import RunError
 from sshbench.placement import Placement
-from sshbench.targets.base import Target
+from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target
 
 READY_TIMEOUT_S = 15.0  # a daemon that has not said it listens by then is reported, not waited for
 
@@ -162,12 +162,7 @@ class LocalServer(Target):
             "HostKeyAlgorithms=ssh-ed25519",
             "-o",
             "UpdateHostKeys=no",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "ControlMaster=no",
-            "-o",
-            "ControlPath=none",
+            *UNATTENDED_CLIENT_OPTIONS,
             "-o",
             "ForwardAgent=no",
             "-o",

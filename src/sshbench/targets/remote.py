@@ -17,7 +17,7 @@ from sshbench.errors import RunError, UsageError
 from sshbench.settings import TargetSpec
 from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets import remote_facts, remote_scratch
-from sshbench.targets.base import Target, probe
+from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target, probe
 
 
 class RemoteHost(Target):
@@ -143,12 +143,7 @@ class RemoteHost(Target):
         # non-interactive and keep connection sharing out of the measurement.
         return [
             *self._config_args(),
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "ControlMaster=no",
-            "-o",
-            "ControlPath=none",
+            *UNATTENDED_CLIENT_OPTIONS,
             "-o",
             "ConnectTimeout=10",
         ]
