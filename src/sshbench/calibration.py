@@ -133,39 +133,27 @@ def follow_measured_rates(
 ) -> None:
     """An adaptive run's measured transfer with a steady rate: the combination's next trials shrink to the size
     the median of its measured steady rates needs for ~`seconds` of steady part (as the probe's sizing), when
-    that is half their size or less. The probe is a
-    16 MiB connection start whose rate is a guess (sized as if twice its late rate), and a trial that had to
-    grow grew fourfold: one default run moved aes256-gcm 1024 MiB a trial (1.2-1.6 s of data phase) where 512
-    hold its 0.3 s target at ~1000 MiB/s, and its rounds took ~13 s for 10 ciphers. Not under --server-cpu
+    that is half their size or less. The probe is a 16 MiB connection start whose rate is a guess (sized as if
+    twice its late rate), and a trial that had to grow grew fourfold: one default run moved aes256-gcm 1024 MiB
+    a trial (1.2-1.6 s of data phase) where 512 hold its 0.3 s target at ~1000 MiB/s. Not under --server-cpu
     (its sizes also cover a channel window) nor with a size the user chose."""
     combo = trial.combination
     adaptive_size = settings.size is None and settings.file is None
-    if not (
-        adaptive_size
-        and settings.server_cpu is None
-        and trial.kind == TrialKind.TRANSFER
-        and not trial.warmup
-        and trial.data_clock == STEADY_STATE
-        and trial.mib_s
-        and combo in sizes
-    ):
+    if not (adaptive_size and settings.server_cpu is None and combo in sizes and _steady_mib_s(trial)):
         return
-    rates = [
-        t.mib_s
-        for t in trials
-        if t.combination == combo
-        and t.kind == TrialKind.TRANSFER
-        and t.valid
-        and not t.warmup
-        and t.data_clock == STEADY_STATE
-        and t.mib_s
-    ]
-    wanted = steady_size(statistics.median(rates or [trial.mib_s]), settings.seconds, settings.max_size)
+    rates = [rate for t in trials if t.combination == combo and (rate := _steady_mib_s(t))]
+    wanted = steady_size(statistics.median(rates), settings.seconds, settings.max_size)
     # Only down, and only by half or more: each new size is a payload file written between two trials (0.3-1.7 s
     # for 192 MiB-1 GiB on this VM, which a size changing every round spent 9 s of a default run on), and a
     # trial that grows too short for a steady part grows by itself (grow_if_too_short).
     if wanted * 2 <= sizes[combo]:
         sizes[combo] = wanted
+
+
+def _steady_mib_s(t: Trial) -> float | None:
+    """A measured transfer's steady rate; None for a warm-up, an invalid trial or another clock."""
+    measured = t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.data_clock == STEADY_STATE
+    return t.mib_s if measured else None
 
 
 def steady_size(rate: float, steady_s: float, max_size: int) -> int:

@@ -71,6 +71,10 @@ class TargetSpec:
         server: str = "openssh",
         link: str = "loopback",
         dropbear_window: int | None = None,
+        server_cpu: float | None = None,
+        raw_tcp_port: int | None = None,
+        pin: bool = True,
+        most_streams: int = 1,
     ) -> TargetSpec:
         """From the command line's strings (comma lists as the options take them)."""
         return cls(
@@ -82,6 +86,10 @@ class TargetSpec:
             servers=tuple(_comma_list(server)) or ("openssh",),
             links=tuple(parse_links(link)),
             dropbear_window=dropbear_window,
+            server_cpu=server_cpu,
+            raw_tcp_port=raw_tcp_port,
+            pin=pin,
+            most_streams=most_streams,
         )
 
 
@@ -259,16 +267,16 @@ class RunSettings:
 
     def target_spec(self) -> TargetSpec:
         """The run's target(s): what make_target needs, parsed once."""
-        return TargetSpec(
+        return TargetSpec.from_options(
             host=self.host,
-            ssh_paths=tuple(self.ssh_paths()),
-            sshd_paths=tuple(self.sshd_paths()),
-            sshd_session=self.sshd_session,
+            ssh=self.ssh,
+            sshd=self.sshd,
             ssh_config=self.ssh_config,
-            servers=tuple(self.servers()),
-            links=tuple(self.link_profiles()),
-            server_cpu=self.server_cpu,
+            sshd_session=self.sshd_session,
+            server=self.server,
+            link=self.link,
             dropbear_window=self.dropbear_window,
+            server_cpu=self.server_cpu,
             raw_tcp_port=self.raw_tcp_port,
             pin=self.pin,
             most_streams=max(self.stream_counts()),
