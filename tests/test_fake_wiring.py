@@ -105,3 +105,25 @@ def test_a_remote_target_gets_its_facts_read_and_the_skip_note(tmp_path, monkeyp
     found, _ = baselines.before_trials(combos=combos, target=remote, enabled=True, aesni_env=None)
     assert remote.commands and all(crypto_server.MARK.strip() in c or "openssl" in c for c in remote.commands)
     assert found["crypto_server"] and all(e["mib_s"] is None for e in found["crypto_server"].values())
+
+
+def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
+    """Over both directions the slowest row is the fastest cipher the other way: named by cipher alone, the
+    conclusion read "slowest: aes128-gcm, 12.3x as long" under a fastest aes128-gcm."""
+    combos, settings = _plan(baselines=False, direction="both")
+    rates = MadeUpRates({"aes128-gcm@openssh.com": 1000.0, "aes128-ctr": 400.0, "aes256-ctr": 200.0})
+
+    def rate(combo, repetition):
+        slower = 0.1 if combo.cipher == "aes128-gcm@openssh.com" and combo.direction == "up" else 1.0
+        return rates(combo, repetition) * slower
+
+    plan = schedule(combos, [], runs=5, warmup=0, calibrate=False, seed=2)
+    result = run_from_plan(plan, combos, rate, settings)  # type: ignore[arg-type]
+    conclusion = answer.compute(result)
+    assert conclusion is not None
+    assert conclusion.fastest[0].name == "aes128-gcm@openssh.com (down)"
+    assert conclusion.slowest is not None and conclusion.slowest.name == "aes128-gcm@openssh.com (up)"
+    assert "slowest: aes128-gcm@openssh.com (up)," in "\n".join(conclusion.lines())
+    one_way, _ = _plan(baselines=False)  # one direction: no setup named
+    single = answer.compute(run_from_plan(schedule(one_way, [], 5, 0, False, seed=2), one_way, rates, settings))
+    assert single is not None and single.fastest[0].name == "aes128-gcm@openssh.com" and single.fastest[0].setup == ""

@@ -19,7 +19,7 @@ from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 
@@ -54,9 +54,12 @@ class Pick:
     rank_label: str | None
     relative_to_fastest: float | None
     relative_to_fastest_ci95: list[float] | None
+    # The row's tool, direction, ... where the run swept them ("scp/up"; Combination.setup_label), else "": without
+    # it a run over two tools named its slowest row "aes128-gcm", like its fastest.
+    setup: str = ""
 
     @classmethod
-    def of(cls, s: Summary) -> Pick:
+    def of(cls, s: Summary, setup_fields: list[str] | None = None) -> Pick:
         c = s.combination
         return cls(
             c.cipher,
@@ -67,11 +70,13 @@ class Pick:
             s.rank_label,
             s.relative_to_fastest,
             s.relative_to_fastest_ci95,
+            c.setup_label(setup_fields) if setup_fields else "",
         )
 
     @property
     def name(self) -> str:
-        return self.cipher if self.mac == IMPLICIT_MAC else f"{self.cipher} + {self.mac}"
+        algorithms = self.cipher if self.mac == IMPLICIT_MAC else f"{self.cipher} + {self.mac}"
+        return f"{algorithms} ({self.setup})" if self.setup else algorithms
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -235,11 +240,12 @@ def _compute(result: RunResult) -> Answer | None:
     fastest = [s for s in rows if s.rank == best]
     top = [s for s in rows if s.group == rows[0].group]
     stated = policies.group_order(rows, "cipher", policies.client_defaults(result.environment))
+    setup = _swept_setup(rows)
     answer = Answer(
-        fastest=[Pick.of(s) for s in fastest],
+        fastest=[Pick.of(s, setup) for s in fastest],
         tie_margin=summary.tie_margin(result),
-        equivalent=[Pick.of(s) for s in top if s not in fastest],
-        top_group=[Pick.of(s) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))],
+        equivalent=[Pick.of(s, setup) for s in top if s not in fastest],
+        top_group=[Pick.of(s, setup) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))],
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
     )
@@ -248,7 +254,7 @@ def _compute(result: RunResult) -> Answer | None:
     if (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK and (
         answer.default is None or slowest.combination.cipher != answer.default.cipher
     ):
-        answer.slowest = Pick.of(slowest)
+        answer.slowest = Pick.of(slowest, setup)
     verdict = baseline_analysis.compare(result).get(fastest[0].combination)
     if verdict is not None and verdict.verdict is not None:
         answer.bound_by = verdict.verdict.bound_by
@@ -269,6 +275,11 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
         return
     answer.bound_by, answer.bound_by_method, answer.bound_by_title = found["kind"], "experiment", found.get("title")
     answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
+
+
+def _swept_setup(rows: list[Summary]) -> list[str]:
+    """The setup axes (results.AXES) whose values differ between these rows: each pick names its own."""
+    return [a.name for a in AXES if a.setup and len({getattr(s.combination, a.name) for s in rows}) > 1]
 
 
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
@@ -304,7 +315,7 @@ def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summar
             f"your ssh's default ({wanted[0]}{mac}) was not measured in this run (--no-baselines leaves it out)"
         )
         return
-    answer.default = Pick.of((same_setup or own)[0])
+    answer.default = Pick.of((same_setup or own)[0], _swept_setup(rows))
 
 
 def _config(answer: Answer, result: RunResult, top: Summary) -> None:

@@ -85,6 +85,19 @@ class Combination:
         same fixed costs (handshake, session, tool start-up), which handshake trials measure."""
         return tuple(getattr(self, axis.name) for axis in AXES if axis.connection)
 
+    def setup_label(self, fields: list[str]) -> str:
+        """These setup axes' values as the reports show them: "scp/up", "zlib", "-P 4" (a row's setup where a
+        run swept them; AXES' setup axes)."""
+        values = []
+        for name in fields:
+            value = getattr(self, name)
+            if name == "compression":
+                value = "zlib" if value != NO_COMPRESSION else "no-comp"
+            elif name == "streams":  # -P N (sshbench.parallel)
+                value = f"-P {value}"
+            values.append(str(value))
+        return "/".join(values)
+
     def axis_values(self) -> dict[str, str | int]:
         """Every axis's value, in AXES order: the combination's keys in the JSON document (trials, summaries)."""
         return {axis.name: getattr(self, axis.name) for axis in AXES}

@@ -84,7 +84,7 @@ def _cpu(s: summary.Summary) -> str:
 
 
 def columns(result: RunResult) -> list[Column]:
-    from sshbench.report.table import build_columns, setup_label, short_build, varying_setup
+    from sshbench.report.table import build_columns, short_build, varying_setup
 
     rows = summary.summaries(result)
     comparisons = baseline_analysis.compare(result)
@@ -103,7 +103,7 @@ def columns(result: RunResult) -> list[Column]:
         cols.append(Column(header, "left", [short_build(getattr(s.combination, side)) for s in rows]))
     varying = varying_setup(rows)
     if varying:
-        cols.append(Column("/".join(varying), "left", [setup_label(s.combination, varying) for s in rows]))
+        cols.append(Column("/".join(varying), "left", [s.combination.setup_label(varying) for s in rows]))
     cols.append(Column("MiB/s", "right", [_rate(s) for s in rows]))
     cols.append(
         Column(

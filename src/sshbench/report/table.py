@@ -116,18 +116,6 @@ def varying_setup(summaries: list) -> list[str]:
     return [f for f in SETUP_FIELDS if len({getattr(s.combination, f) for s in summaries}) > 1]
 
 
-def setup_label(combo, fields: list[str]) -> str:
-    values = []
-    for f in fields:
-        value = getattr(combo, f)
-        if f == "compression":
-            value = "zlib" if value != "none" else "no-comp"
-        elif f == "streams":  # -P N (sshbench.parallel)
-            value = f"-P {value}"
-        values.append(value)
-    return "/".join(values)
-
-
 def results_table(result: RunResult) -> Table:
     summaries = summary.summaries(result)
     kexes = {s.combination.kex for s in summaries}
@@ -172,7 +160,7 @@ def results_table(result: RunResult) -> Table:
             *([c.kex] if show_kex else []),
             *([f"{c.client}/{c.server}"] if show_impl else []),
             *(short_build(getattr(c, field)) for _, field in builds),
-            *([setup_label(c, varying)] if varying else []),
+            *([c.setup_label(varying)] if varying else []),
             *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
             _rate_cell(s),
             _startup_cell(s),
