@@ -115,6 +115,8 @@ def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
 
     def rate(combo, repetition):
         slower = 0.1 if combo.cipher == "aes128-gcm@openssh.com" and combo.direction == "up" else 1.0
+        if combo.cipher == "aes256-ctr":  # as fast as aes128-ctr give or take 20% a round: never told apart
+            return 400.0 * (0.8, 1.2, 0.9, 1.1, 1.0)[repetition]
         return rates(combo, repetition) * slower
 
     plan = schedule(combos, [], runs=5, warmup=0, calibrate=False, seed=2)
@@ -123,7 +125,10 @@ def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
     assert conclusion is not None
     assert conclusion.fastest[0].name == "aes128-gcm@openssh.com (down)"
     assert conclusion.slowest is not None and conclusion.slowest.name == "aes128-gcm@openssh.com (up)"
-    assert "slowest: aes128-gcm@openssh.com (up)," in "\n".join(conclusion.lines())
+    lines = "\n".join(conclusion.lines())
+    assert "slowest: aes128-gcm@openssh.com (up)," in lines
+    undecided = next(line for line in conclusion.lines() if line.strip().startswith("undecided:"))
+    assert "aes128-ctr + " in undecided and ("(up)" in undecided or "(down)" in undecided), undecided
     one_way, _ = _plan(baselines=False)  # one direction: no setup named
     single = answer.compute(run_from_plan(schedule(one_way, [], 5, 0, False, seed=2), one_way, rates, settings))
     assert single is not None and single.fastest[0].name == "aes128-gcm@openssh.com" and single.fastest[0].setup == ""

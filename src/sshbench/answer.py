@@ -282,6 +282,11 @@ def _swept_setup(rows: list[Summary]) -> list[str]:
     return [a.name for a in AXES if a.setup and len({getattr(s.combination, a.name) for s in rows}) > 1]
 
 
+def _shown(combo: Combination, setup: list[str]) -> str:
+    """A combination as the conclusion's short lines name it: its label, and its setup where the run swept one."""
+    return short_name(combo.label) + (f" ({combo.setup_label(setup)})" if setup else "")
+
+
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
     """The row a connection with no options would be: its algorithms as recorded at discovery, with the
     fastest row's other settings (tool, direction, link, ...) where several were swept."""
@@ -346,11 +351,14 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     (statistics.why_undecided), and one piece of advice that matches those reasons."""
     margin = summary.tie_margin(result)
     whys: list[stats.WhyUndecided] = []
+    named: list[str] = []  # each pair as the conclusion names it: with the rows' setup where the run swept one
+    setup = _swept_setup([s for s in summary.summaries(result) if summary.implementation_pair(s.combination) == pair])
     for p in summary.undecided(result):
         if summary.implementation_pair(p.faster) != pair:
             continue
         why = stats.why_undecided(p.estimate, margin)
         whys.append(why)
+        named.append(" vs ".join(_shown(c, setup) for c in (p.faster, p.slower)))
         answer.undecided.append(
             {
                 "faster": p.faster.label,
@@ -364,10 +372,7 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
         )
     if not answer.undecided:
         return
-    first = answer.undecided[0]
-    pairs = f"{short_name(first['faster'])} vs {short_name(first['slower'])}" + (
-        f" and {len(answer.undecided) - 1} more pair(s)" if len(answer.undecided) > 1 else ""
-    )
+    pairs = named[0] + (f" and {len(answer.undecided) - 1} more pair(s)" if len(answer.undecided) > 1 else "")
     more = [w.more for w in whys if w.more is not None]
     if not more:
         reasons = {w.reason for w in whys}
