@@ -138,6 +138,9 @@ def test_shared_cores_when_client_and_server_fill_one_machine() -> None:
     pinned = verdict(replace(m, sink_cpu_cores=0.2, server_pinned_cpus=1))
     assert pinned is not None and pinned.bound_by == "server-cpu"
     assert "0.96 of a core" in pinned.evidence and "on its own 1 CPU" in pinned.evidence
+    # An 8 MiB run's sshd read 2.80 cores on its 1 pinned CPU (a data phase of a few 10 ms ticks): no evidence
+    implausible = verdict(replace(m, server_cpu_cores=2.6, sink_cpu_cores=0.2, server_pinned_cpus=1))
+    assert implausible is not None and implausible.bound_by not in ("server-cpu", "both-cpu"), implausible
 
 
 def test_shared_cores_below_threshold_and_crypto_first() -> None:

@@ -281,11 +281,25 @@ def server_at_quota(m: Measurements) -> bool:
     return m.server_cpu_limit_cores is not None and cores is not None and cores >= _busy_threshold(m, "server")
 
 
+def _side_cpus(m: Measurements, side: str) -> float | None:
+    """The CPUs one side could use at most: its quota or pinned CPUs, its machine's cores, the shared machine's
+    (pinned: what the server side leaves the client); None: not known."""
+    if side == "server":
+        return m.server_cpu_limit_cores or m.server_pinned_cpus or m.server_machine_cores or m.machine_cores
+    if m.server_pinned_cpus and m.machine_cores:
+        return m.machine_cores - m.server_pinned_cpus
+    return m.client_machine_cores or m.machine_cores
+
+
 def _cpu_per_side(m: Measurements) -> Verdict | None:
+    # A side that used more CPUs than it had (e.g. an 8 MiB run's sshd at 2.80 of its 1 pinned CPU: a data phase
+    # of a few 10 ms ticks) read its CPU too short to tell: no evidence, as MAX_PLAUSIBLE_SHARE for crypto.
     busy = [
         (cores / _busy_threshold(m, side), cores, side)
         for cores, side in ((m.client_cpu_cores, "client"), (_server_cores(m), "server"))
-        if cores is not None and cores >= _busy_threshold(m, side)
+        if cores is not None
+        and cores >= _busy_threshold(m, side)
+        and cores <= (_side_cpus(m, side) or cores) * MAX_PLAUSIBLE_SHARE
     ]
     if not busy:
         return None
