@@ -19,7 +19,7 @@ from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name, swept_setup
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 
@@ -240,7 +240,7 @@ def _compute(result: RunResult) -> Answer | None:
     fastest = [s for s in rows if s.rank == best]
     top = [s for s in rows if s.group == rows[0].group]
     stated = policies.group_order(rows, "cipher", policies.client_defaults(result.environment))
-    setup = _swept_setup(rows)
+    setup = swept_setup(s.combination for s in rows)
     answer = Answer(
         fastest=[Pick.of(s, setup) for s in fastest],
         tie_margin=summary.tie_margin(result),
@@ -275,11 +275,6 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
         return
     answer.bound_by, answer.bound_by_method, answer.bound_by_title = found["kind"], "experiment", found.get("title")
     answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
-
-
-def _swept_setup(rows: list[Summary]) -> list[str]:
-    """The setup axes (results.AXES) whose values differ between these rows: each pick names its own."""
-    return [a.name for a in AXES if a.setup and len({getattr(s.combination, a.name) for s in rows}) > 1]
 
 
 def _shown(combo: Combination, setup: list[str]) -> str:
@@ -320,7 +315,7 @@ def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summar
             f"your ssh's default ({wanted[0]}{mac}) was not measured in this run (--no-baselines leaves it out)"
         )
         return
-    answer.default = Pick.of((same_setup or own)[0], _swept_setup(rows))
+    answer.default = Pick.of((same_setup or own)[0], swept_setup(s.combination for s in rows))
 
 
 def _config(answer: Answer, result: RunResult, top: Summary) -> None:
@@ -352,7 +347,9 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     margin = summary.tie_margin(result)
     whys: list[stats.WhyUndecided] = []
     named: list[str] = []  # each pair as the conclusion names it: with the rows' setup where the run swept one
-    setup = _swept_setup([s for s in summary.summaries(result) if summary.implementation_pair(s.combination) == pair])
+    setup = swept_setup(
+        s.combination for s in summary.summaries(result) if summary.implementation_pair(s.combination) == pair
+    )
     for p in summary.undecided(result):
         if summary.implementation_pair(p.faster) != pair:
             continue

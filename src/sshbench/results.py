@@ -7,6 +7,7 @@ written from them (docs/results-json.md documents the names).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -129,6 +130,13 @@ class Axis:
     # The value nearly every run has: the Markdown/HTML table shows the column only when another one appears
     # (None: whenever it varies).
     usual: str | int | None = None
+
+
+def swept_setup(combinations: Iterable[Combination]) -> list[str]:
+    """The setup axes (AXES) whose values differ between these combinations, in AXES order: where each row's
+    setup must be named (the table's setup column, the conclusion's picks)."""
+    combos = list(combinations)
+    return [a.name for a in AXES if a.setup and len({getattr(c, a.name) for c in combos}) > 1]
 
 
 AXES: tuple[Axis, ...] = (

@@ -11,7 +11,7 @@ from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
 from sshbench.report import link_table as link_report
 from sshbench.report import ranked
-from sshbench.results import AXES, IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name
+from sshbench.results import AXES, IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -113,7 +113,7 @@ SETUP_FIELDS = tuple(axis.name for axis in AXES if axis.setup)
 
 def varying_setup(summaries: list) -> list[str]:
     """The setup dimensions that differ between rows (a single value is said in the header instead)."""
-    return [f for f in SETUP_FIELDS if len({getattr(s.combination, f) for s in summaries}) > 1]
+    return swept_setup(s.combination for s in summaries)
 
 
 def results_table(result: RunResult) -> Table:
