@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from sshbench.report.table import SETUP_FIELDS
 from sshbench.results import AXES, Combination, Trial, TrialKind
 from sshbench.store.sqlite import swept
 
@@ -24,7 +23,6 @@ def test_the_json_keys_and_the_shape_come_from_the_table():
     assert [k for k in trial if k in names] == names and trial["link"] == "lan1g" and trial["streams"] == 2
     assert combo.shape == tuple(getattr(combo, a.name) for a in AXES if a.connection)
     assert "aes128-ctr" not in combo.shape and "hmac-sha2-256" not in combo.shape  # the algorithms are not
-    assert set(SETUP_FIELDS) <= set(names)
 
 
 def test_runs_names_every_swept_axis_in_the_tables_words():

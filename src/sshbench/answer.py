@@ -22,6 +22,7 @@ from sshbench.errors import SshbenchError
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name, swept_setup
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
+from sshbench.units import format_factor, format_rate
 
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
@@ -130,9 +131,9 @@ class Answer:
         rates = [p.median_mib_s for p in group if p.median_mib_s]
         rate = ""
         if len(rates) > 1:
-            rate = f", {_rate(min(rates))}-{_rate(max(rates))} MiB/s"
+            rate = f", {format_rate(min(rates))}-{format_rate(max(rates))} MiB/s"
         elif rates and (top := group[0]).median_mib_s:
-            rate = f", {_rate(rates[0])} MiB/s"
+            rate = f", {format_rate(rates[0])} MiB/s"
             if top.ci95_mib_s:
                 half = (top.ci95_mib_s[1] - top.ci95_mib_s[0]) / 2 / rates[0]
                 rate += f" ±{half:.0%}"
@@ -146,7 +147,7 @@ class Answer:
         if default:
             out.append("  " + default)
         if self.slowest is not None and self.slowest.relative_to_fastest:
-            out.append(f"  slowest: {self.slowest.name}, {_factor(self.slowest.relative_to_fastest)}x as long")
+            out.append(f"  slowest: {self.slowest.name}, {format_factor(self.slowest.relative_to_fastest)}x as long")
         if self.bound_by and self.bound_by_method == "experiment":
             out.append(f"  limited by (by experiment): {self.bound_by_title or self.bound_by}")
             if self.bound_by_evidence:
@@ -182,8 +183,8 @@ class Answer:
                 line = f"{what} is the fastest: configuring buys nothing measurable here"
         elif d.relative_to_fastest is not None:
             ci = d.relative_to_fastest_ci95
-            interval = f" ({_factor(ci[0])}-{_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
-            line = f"{what} takes {_factor(d.relative_to_fastest)}x{interval} as long"
+            interval = f" ({format_factor(ci[0])}-{format_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
+            line = f"{what} takes {format_factor(d.relative_to_fastest)}x{interval} as long"
         else:
             line = f"{what}: no valid trial"
         return line
@@ -215,14 +216,6 @@ class Answer:
             "advice": self.advice,
             "lines": self.lines(),
         }
-
-
-def _rate(value: float) -> str:
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
-
-
-def _factor(value: float) -> str:
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def compute(result: RunResult) -> Answer | None:

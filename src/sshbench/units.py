@@ -40,3 +40,13 @@ def format_size(n_bytes: int) -> str:
             value = n_bytes / factor
             return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
     return f"{n_bytes} B"
+
+
+def format_factor(value: float) -> str:
+    """A ratio in three significant figures at most: `1.69`, `12.3`, `140` (a wide interval stays narrow)."""
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def format_rate(mib_s: float) -> str:
+    """MiB/s in whole units from 100 on (`812`, `64.5`): the figures the answer and the compact table show."""
+    return f"{mib_s:.0f}" if mib_s >= 100 else f"{mib_s:.1f}"

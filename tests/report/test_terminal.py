@@ -21,7 +21,7 @@ import pytest
 from sshbench import answer, summary
 from sshbench.baselines import bottleneck
 from sshbench.cleanup import Cleanup
-from sshbench.report.compact import short
+from sshbench.report.cells import short
 from sshbench.results import IMPLICIT_MAC
 from sshbench.store import open_store
 from sshbench.targets.private_openssh import PrivateOpenSSH

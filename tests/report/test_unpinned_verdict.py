@@ -9,7 +9,7 @@ from rich.console import Console
 
 from sshbench import summary
 from sshbench.errors import RunError
-from sshbench.report import compact, markdown, ranked
+from sshbench.report import compact, markdown, model, ranked
 from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, RunResult, Trial
 from sshbench.security import policy, report_hooks
 from sshbench.settings import RunSettings
@@ -51,7 +51,7 @@ def test_an_unpinned_row_says_unpinned_where_verdicts_are_shown_never_weak() -> 
     # the JSON document, and the Markdown/HTML rows built from it
     by_tool = {s["tool"]: s for s in to_document(result)["summaries"]}
     assert by_tool["rclone"]["verdict"] == "unpinned" and by_tool["split"]["verdict"] == "recommended"
-    columns, cells = ranked.ranked(list(by_tool.values()))
+    columns, cells = ranked.ranked(model.build(result))
     verdicts = [row[[c.key for c in columns].index("verdict")] for row in cells]
     assert sorted(verdicts) == ["recommended", "unpinned"]
     assert "weak" not in markdown.render(result)

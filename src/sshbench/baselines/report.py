@@ -1,5 +1,5 @@
-"""The baselines in the terminal report: two columns for the results table, a baselines block, and
-one sentence per verdict that occurs (report/table.py calls these)."""
+"""The baselines in the terminal report: a baselines block and one sentence per verdict that occurs
+(report/table.py calls these)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,6 @@ from rich.table import Table
 
 from sshbench.baselines import analysis, bottleneck, sensitivity
 from sshbench.results import Combination
-from sshbench.summary import Summary
-
-COLUMNS = (("x raw TCP", "right"), ("bound by", "left"))
-
-
-def cells(comparisons: dict[Combination, analysis.Comparison], summary: Summary) -> list[str]:
-    found = comparisons.get(summary.combination)
-    if found is None:
-        return ["-", "-"]
-    ratio = "-" if found.vs_raw_tcp is None else f"{found.vs_raw_tcp:.2f}"
-    return [ratio, found.verdict.bound_by if found.verdict else "-"]
 
 
 def _rate(value: float | None) -> str:

@@ -15,17 +15,9 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
-from sshbench import summary
-from sshbench.baselines import analysis as baseline_analysis
+from sshbench.report import cells, model
 from sshbench.results import IMPLICIT_MAC, OPENSSH_SUFFIX, RunResult
 from sshbench.security import report_hooks as security_hooks
-
-SUFFIX = OPENSSH_SUFFIX
-AEAD_MAC = "(AEAD)"  # the MAC cell of an AEAD cipher: its integrity is built in
-
-
-def short(name: str) -> str:
-    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
 
 
 @dataclass
@@ -46,87 +38,29 @@ class Column:
 COMPACT_RATIO, SINGLE_GAP, NO_CPU, NO_BOUND_BY, BARE_RATIO, NO_VERDICT = range(1, 7)
 
 
-def _rate(s: summary.Summary) -> str:
-    if s.median_mib_s is None:
-        return "-"
-    median = f"{s.median_mib_s:.0f}" if s.median_mib_s >= 100 else f"{s.median_mib_s:.1f}"
-    if not s.ci95_mib_s or s.valid_trials < 2:
-        return median
-    low, high = s.ci95_mib_s
-    half = (high - low) / 2
-    mark = "~" if (s.ci_coverage or 0.0) < 0.95 else ""
-    return f"{median} ±{half:.0f}{mark}" if half >= 10 else f"{median} ±{half:.1f}{mark}"
-
-
-def _factor(value: float) -> str:
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
-def _ratio(s: summary.Summary, form: str) -> str:
-    """`1.69 (1.62-1.75)` (full), `1.69 ±4%` (compact: the wider side of the interval, in % of the ratio)
-    or `1.69` (bare)."""
-    r = s.relative_to_fastest
-    if r is None:
-        return "-"
-    ci = s.relative_to_fastest_ci95
-    if form == "bare" or not ci or ci == [1.0, 1.0]:
-        return _factor(r)
-    if form == "full":
-        return f"{_factor(r)} ({_factor(ci[0])}-{_factor(ci[1])})"
-    spread = max(ci[1] / r - 1, 1 - ci[0] / r)
-    return f"{_factor(r)} ±{spread:.0%}"
-
-
-def _cpu(s: summary.Summary) -> str:
-    if s.client_cpu_s_per_gib is None or s.server_cpu_s_per_gib is None:
-        return "-"
-    return f"{s.client_cpu_s_per_gib + s.server_cpu_s_per_gib:.2f}"
-
-
 def columns(result: RunResult) -> list[Column]:
-    from sshbench.report.table import build_columns, short_build, varying_setup
-
-    rows = summary.summaries(result)
-    comparisons = baseline_analysis.compare(result)
+    report = model.build(result)
+    rows = report.rows
     cols = [
-        Column("#", "right", [s.rank_label or "-" for s in rows]),
-        Column("cipher", "left", [short(s.combination.cipher) for s in rows]),
-        Column(
-            "MAC", "left", [AEAD_MAC if s.combination.mac == IMPLICIT_MAC else short(s.combination.mac) for s in rows]
-        ),
+        Column(c.title, "right" if c.numeric else "left", [c.cell(r) for r in rows])
+        for c in report.identity_columns(compact=True)
     ]
-    if len({s.combination.kex for s in rows}) > 1:
-        cols.append(Column("kex", "left", [short(s.combination.kex) for s in rows]))
-    if any(s.combination.server != "openssh" or s.combination.client != "openssh" for s in rows):
-        cols.append(Column("client/server", "left", [f"{s.combination.client}/{s.combination.server}" for s in rows]))
-    for header, side in build_columns([s.combination for s in rows]):  # a build sweep: the builds that vary
-        cols.append(Column(header, "left", [short_build(getattr(s.combination, side)) for s in rows]))
-    varying = varying_setup(rows)
-    if varying:
-        cols.append(Column("/".join(varying), "left", [s.combination.setup_label(varying) for s in rows]))
-    cols.append(Column("MiB/s", "right", [_rate(s) for s in rows]))
+    cols.append(Column("MiB/s", "right", [cells.rate(r.summary, compact=True) for r in rows]))
     cols.append(
         Column(
             "x fastest",
             "right",
-            [_ratio(s, "full") for s in rows],
-            compact=[_ratio(s, "compact") for s in rows],
-            bare=[_ratio(s, "bare") for s in rows],
+            [cells.ratio(r.summary, "full") for r in rows],
+            compact=[cells.ratio(r.summary, "compact") for r in rows],
+            bare=[cells.ratio(r.summary, "bare") for r in rows],
         )
     )
     # Two header lines: the column is as narrow as its figures (the full ratio interval then fits 100 columns).
-    cols.append(Column("CPU\ns/GiB", "right", [_cpu(s) for s in rows], drop_step=NO_CPU))
-    if any(c.verdict is not None for c in comparisons.values()):
-        bound = [comparisons[s.combination].verdict if s.combination in comparisons else None for s in rows]
-        cols.append(Column("bound by", "left", [v.bound_by if v else "-" for v in bound], drop_step=NO_BOUND_BY))
-    cols.append(
-        Column(
-            "verdict",
-            "left",
-            [security_hooks.styled_cell(s, result.environment) for s in rows],
-            drop_step=NO_VERDICT,
-        )
-    )
+    cols.append(Column("CPU\ns/GiB", "right", [cells.cpu_total(r.summary) for r in rows], drop_step=NO_CPU))
+    if report.any_bound_by:
+        cols.append(Column("bound by", "left", [r.bound_by or "-" for r in rows], drop_step=NO_BOUND_BY))
+    verdicts: list[str | Text] = [security_hooks.styled_verdict(r.verdict) for r in rows]
+    cols.append(Column("verdict", "left", verdicts, drop_step=NO_VERDICT))
     return cols
 
 
@@ -139,13 +73,13 @@ def fit(cols: list[Column], width: int) -> tuple[list[tuple[Column, list[str | T
         for col in cols:
             if col.drop_step is not None and step >= col.drop_step:
                 continue
-            cells: list[str | Text] = col.cells
+            picked: list[str | Text] = col.cells
             if col.bare is not None and step >= BARE_RATIO:
-                cells = list(col.bare)
+                picked = list(col.bare)
             elif col.compact is not None and step >= COMPACT_RATIO:
-                cells = list(col.compact)
-            shown.append((col, cells))
-        needed = sum(col.width(cells) for col, cells in shown) + gap * (len(shown) - 1)
+                picked = list(col.compact)
+            shown.append((col, picked))
+        needed = sum(col.width(c) for col, c in shown) + gap * (len(shown) - 1)
         if needed <= width or step >= NO_VERDICT:
             return shown, gap, step
         step += 1
@@ -154,23 +88,26 @@ def fit(cols: list[Column], width: int) -> tuple[list[tuple[Column, list[str | T
 def results_table(result: RunResult, width: int) -> Table:
     shown, gap, _ = fit(columns(result), width)
     table = Table(box=None, padding=(0, gap, 0, 0), pad_edge=False, show_edge=False, header_style="bold")
-    for col, cells in shown:
-        table.add_column(col.header, justify=col.justify, no_wrap=True, min_width=col.width(cells), overflow="fold")  # type: ignore[arg-type]
-    rows = summary.summaries(result)
-    for i, s in enumerate(rows):
-        table.add_row(*(cells[i] for _, cells in shown), style=None if s.valid_trials else "red")
+    for col, shown_cells in shown:
+        table.add_column(
+            col.header,
+            justify=col.justify,  # type: ignore[arg-type]
+            no_wrap=True,
+            min_width=col.width(shown_cells),
+            overflow="fold",
+        )
+    for i, row in enumerate(model.build(result).rows):
+        table.add_row(*(shown_cells[i] for _, shown_cells in shown), style=None if row.summary.valid_trials else "red")
     return table
 
 
 def legend(result: RunResult) -> list[str]:
     """What the compact table abbreviates, one line."""
-    rows = summary.summaries(result)
+    combos = [r.combination for r in model.build(result).rows]
     parts = []
-    if any(
-        name.endswith(SUFFIX) for s in rows for name in (s.combination.cipher, s.combination.mac, s.combination.kex)
-    ):
-        parts.append(f"without {SUFFIX}")
-    if any(s.combination.mac == IMPLICIT_MAC for s in rows):
-        parts.append(f"{AEAD_MAC}: integrity in the cipher")
+    if any(name.endswith(OPENSSH_SUFFIX) for c in combos for name in (c.cipher, c.mac, c.kex)):
+        parts.append(f"without {OPENSSH_SUFFIX}")
+    if any(c.mac == IMPLICIT_MAC for c in combos):
+        parts.append(f"{cells.AEAD_MAC}: integrity in the cipher")
     parts.append("CPU: ssh + sshd s/GiB; --wide: every column")
     return ["; ".join(parts)]

@@ -1,12 +1,12 @@
-"""A run's summaries as CSV: one row per combination, every summary field at full precision
-(for spreadsheets, gnuplot as in seeds 003/004, pandas)."""
+"""A run's summaries as CSV: one row per row of the report model, every field of its JSON summary at full
+precision (for spreadsheets, gnuplot as in seeds 003/004, pandas)."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from sshbench.report.json_export import to_document
+from sshbench.report import model
 from sshbench.results import RunResult
 
 # Run-level columns repeated on each row so that several runs' files can be concatenated.
@@ -14,7 +14,7 @@ RUN_COLUMNS = ("run_id", "hostname", "client_ssh_version", "server_ssh_version")
 
 
 def render(result: RunResult) -> str:
-    summaries = [_flat(s) for s in to_document(result)["summaries"]]
+    summaries = [_flat(row.entry) for row in model.build(result).rows]
     keys: list[str] = []
     for s in summaries:  # the union, in first-seen order: features add keys to some summaries only
         keys.extend(k for k, v in s.items() if k not in keys and k != "rank" and not isinstance(v, (dict, list)))

@@ -10,9 +10,10 @@ import json
 from html import escape
 
 from sshbench import __version__
+from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
-from sshbench.report import charts, ranked
-from sshbench.report.json_export import to_document
+from sshbench.report import charts, model, ranked
+from sshbench.report.table import decision_lines, warnings
 from sshbench.results import RunResult
 
 CSS = """
@@ -69,9 +70,8 @@ def _figure(chart: charts.Chart) -> str:
     )
 
 
-def _baselines(doc: dict) -> str:
+def _baselines(baselines: dict | None) -> str:
     """Whatever baselines the run measured (raw TCP, crypto ceilings, disk), if any."""
-    baselines = doc.get("baselines")
     if not baselines or not isinstance(baselines, dict) or not baselines.get("enabled", True):
         return "<p>No baselines were measured in this run.</p>"
     rows = [
@@ -86,7 +86,7 @@ def _baselines(doc: dict) -> str:
 
 
 def render(result: RunResult) -> str:
-    doc = to_document(result)
+    report = model.build(result)
     when = datetime.datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
     run = f"run {result.run_id}" if result.run_id is not None else "run"
     title = f"sshbench {run} on {result.environment.get('hostname') or '?'}, {when}"
@@ -95,13 +95,13 @@ def render(result: RunResult) -> str:
     parts = [f"<h1>{escape(title)}</h1>", conclusion.html(result), "<h2>Environment</h2>", _env_table(result)]
 
     parts.append("<h2>Results, fastest first</h2>")
-    if doc["summaries"]:
-        cols, rows = ranked.ranked(doc["summaries"])
+    if report.rows:
+        cols, rows = ranked.ranked(report)
         parts.append(_table([c.title for c in cols], rows, [c.numeric for c in cols], table_id="results"))
+        notes = "".join(f"<li>{escape(line)}</li>" for line in decision_lines(result, wide=True))
+        parts.append(f'<ul class="decisions">{notes}</ul>')
     else:
         parts.append("<p>No valid transfer was measured.</p>")
-    from sshbench.report.table import warnings
-
     for line in warnings(result):
         parts.append(f'<p class="warn">warning: {escape(line)}</p>')
 
@@ -109,32 +109,17 @@ def render(result: RunResult) -> str:
     parts.append("<h2>Charts</h2>")
     parts += [_figure(c) for c in chart_list] or ["<p>Nothing to chart.</p>"]
 
-    if doc["handshakes"]:
+    if report.handshakes:
         parts.append("<h2>Connection set-up (ssh with no data)</h2>")
-        parts.append(
-            _table(
-                ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
-                [
-                    [
-                        ranked.handshake_label(h),
-                        *(
-                            "-" if h[k] is None else f"{h[k]:.1f}"
-                            for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms")
-                        ),
-                    ]
-                    for h in doc["handshakes"]
-                ],
-                [False, True, True, True, True],
-                table_id="handshakes",
-            )
-        )
+        header, numeric = ranked.HANDSHAKE_HEADER, [False, True, True, True, True]
+        parts.append(_table(header, ranked.handshake_rows(report), numeric, table_id="handshakes"))
 
     parts.append("<h2>Baselines</h2>")
-    parts.append(_baselines(doc))
+    parts.append(_baselines(baseline_analysis.document(result)))
 
     parts.append("<h2>How it was measured</h2>")
     parts.append(f"<p>{HOW_MEASURED}</p>")
-    settings = [[k, "-" if v is None else str(v)] for k, v in doc["settings"].items()]
+    settings = [[k, "-" if v is None else str(v)] for k, v in result.settings_json().items()]
     parts.append(_table(["setting", "value"], settings, [False, False], table_id="settings"))
     parts.append(f"<p>sshbench {escape(__version__)}; {len(result.trials)} trials stored.</p>")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime
 
-from sshbench.report import ranked
-from sshbench.report.json_export import to_document
+from sshbench.report import conclusion, model, ranked
+from sshbench.report.table import decision_lines, warnings
 from sshbench.results import RunResult
 
 
@@ -24,39 +24,21 @@ def _table(header: list[str], rows: list[list[str]], right: list[bool]) -> list[
 
 
 def render(result: RunResult) -> str:
-    doc = to_document(result)
+    report = model.build(result)
     when = datetime.datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
     run = f"run {result.run_id}" if result.run_id is not None else "run"
-    from sshbench.report import conclusion
-
     lines = [f"## sshbench {run}, {when}", "", *conclusion.markdown(result)]
     lines += _table(["", ""], [[k, v] for k, v in ranked.environment_rows(result)], [False, False])
     lines.append("")
-    summaries = doc["summaries"]
-    if summaries:
-        cols, rows = ranked.ranked(summaries)
-        lines += ["### Throughput (data phase), fastest first", ""]
+    if report.rows:
+        cols, rows = ranked.ranked(report)
+        lines += ["### Throughput (steady state), fastest first", ""]
         lines += _table([c.title for c in cols], rows, [c.numeric for c in cols])
-        lines.append("")
-    if doc["handshakes"]:
+        lines += ["", *(f"- {_escape(line)}" for line in decision_lines(result, wide=True)), ""]
+    if report.handshakes:
         lines += ["### Connection set-up (ssh with no data)", ""]
-        lines += _table(
-            ["kex", "median ms", "min ms", "max ms", "client CPU ms"],
-            [
-                [
-                    ranked.handshake_label(h),
-                    *(
-                        "-" if h[k] is None else f"{h[k]:.1f}"
-                        for k in ("median_ms", "min_ms", "max_ms", "client_cpu_ms")
-                    ),
-                ]
-                for h in doc["handshakes"]
-            ],
-            [False, True, True, True, True],
-        )
+        lines += _table(ranked.HANDSHAKE_HEADER, ranked.handshake_rows(report), [False, True, True, True, True])
         lines.append("")
-    from sshbench.report.table import warnings
-
     notes = warnings(result)
     if notes:
         lines += ["### Warnings", ""] + [f"- {_escape(n)}" for n in notes] + [""]

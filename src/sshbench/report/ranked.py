@@ -1,30 +1,16 @@
-"""The ranked results and the environment header as plain rows, shared by the Markdown and HTML reports.
-
-Built from the JSON document (report/json_export.to_document), so that columns other features add to
-each summary (the security verdict, the bottleneck) appear in every format without touching this one.
-"""
+"""The ranked results, the set-up figures and the environment header as plain rows, shared by the Markdown
+and HTML reports: their columns from the one report model (report/model.py), as the terminal's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 from sshbench import summary
 from sshbench.placement import Placement
-from sshbench.results import AXES, IMPLICIT_MAC, RunResult
-
-# Optional summary keys (added by other features) shown as a column when any summary has a value.
-OPTIONAL_COLUMNS = (("verdict", "verdict"), ("bound_by", "bottleneck"))
-
-
-@dataclass
-class Column:
-    title: str
-    key: str
-    numeric: bool = False
-
-
-def _fmt(value: object, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+from sshbench.report import cells
+from sshbench.report.model import COLUMNS, Column, Report
+from sshbench.results import RunResult
+from sshbench.summary import HandshakeSummary
 
 
 def environment_rows(result: RunResult) -> list[tuple[str, str]]:
@@ -65,68 +51,48 @@ def rounds_text(result: RunResult) -> str:
     return f"{rounds} rounds" + (f" (auto, budget {s.budget_s:g} s)" if s.adaptive else "")
 
 
-def handshake_label(h: dict) -> str:
+def handshake_label(h: HandshakeSummary) -> str:
     """A set-up row's kex, with its builds in a build sweep (`mlkem768x25519-sha256 (10.0p2 -> 10.0p2)`)."""
-    ssh, sshd = (str(h.get(k) or "").removeprefix("OpenSSH_") for k in ("ssh_build", "sshd_build"))
-    return h["kex"] + (f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else "")
+    ssh, sshd = (cells.build(b) if b else "" for b in (h.ssh_build, h.sshd_build))
+    return h.kex + (f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else "")
 
 
-def columns(summaries: list[dict]) -> list[Column]:
-    def varies(key: str, default: str | int | None = None) -> bool:
-        values = {s.get(key) for s in summaries} - {None}  # None: a document from before that key existed
-        return len(values) > 1 or (default is not None and values - {default} != set())
-
-    cols = [Column("#", "rank", True), Column("cipher", "cipher"), Column("MAC", "mac")]
-    # results.AXES after the cipher and MAC columns, but for the payload (the header says it) and the streams
-    # (the cipher's label carries -P N)
-    for axis in AXES:
-        if axis.name not in ("cipher", "mac", "payload", "streams") and varies(axis.name, axis.usual):
-            cols.append(Column(axis.name.removesuffix("_build"), axis.name))
-    cols += [
-        Column("MiB/s ± 95% CI", "median_mib_s", True),
-        Column("min", "min_mib_s", True),
-        Column("max", "max_mib_s", True),
-        Column("CV", "cv", True),
-        Column("x fastest (95% CI)", "relative_to_fastest", True),
-        Column("client CPU s/GiB", "client_cpu_s_per_gib", True),
-        Column("server CPU s/GiB", "server_cpu_s_per_gib", True),
-        Column("valid", "valid"),
+def handshake_rows(report: Report) -> list[list[str]]:
+    """The set-up table's rows (HANDSHAKE_HEADER) for Markdown and HTML."""
+    return [
+        [handshake_label(h), *(cells.number(v) for v in (h.median_ms, h.min_ms, h.max_ms, h.client_cpu_ms))]
+        for h in report.handshakes
     ]
-    for key, title in OPTIONAL_COLUMNS:
-        if any(s.get(key) is not None for s in summaries):
-            cols.append(Column(title, key))
-    return cols
 
 
-def cell(summary: dict, rank: int, key: str) -> str:
-    value = summary.get(key)
-    if key == "rank":  # shared by tied neighbours ("=1"); documents from before the statistics: the row
-        return str(summary.get("rank_label") or rank)
-    if key == "mac":
-        return "(implicit)" if value == IMPLICIT_MAC else str(value)
-    if key == "median_mib_s" and value is not None and _interval(summary.get("ci95_mib_s")):
-        low, high = summary["ci95_mib_s"]
-        return f"{value:.1f} ±{(high - low) / 2:.{0 if high - low >= 20 else 1}f}"
-    if key == "relative_to_fastest" and value is not None and _interval(summary.get("relative_to_fastest_ci95")):
-        low, high = summary["relative_to_fastest_ci95"]
-        return f"{value:.2f} ({low:.2f}-{high:.2f})"
-    if key in ("median_mib_s", "min_mib_s", "max_mib_s"):
-        return _fmt(value, ".1f")
-    if key == "cv":
-        return "-" if value is None else f"{value * 100:.0f}%"
-    if key in ("relative_to_fastest", "client_cpu_s_per_gib", "server_cpu_s_per_gib"):
-        return _fmt(value, ".2f")
-    if key == "valid":
-        valid, invalid = summary.get("valid_trials") or 0, summary.get("invalid_trials") or 0
-        return f"{valid}/{valid + invalid}"
-    return "-" if value is None else str(value)
+HANDSHAKE_HEADER = ["kex", "median ms", "min ms", "max ms", "client CPU ms"]
+
+# The document formats have no legend under the table: their headers say what the figures are.
+_TITLES = {"median_mib_s": "MiB/s ± 95% CI", "relative_to_fastest": "x fastest (95% CI)", "bound_by": "bottleneck"}
+_FIGURES = (
+    "median_mib_s",
+    "min_mib_s",
+    "max_mib_s",
+    "cv",
+    "relative_to_fastest",
+    "client_cpu_s_per_gib",
+    "server_cpu_s_per_gib",
+    "valid",
+)
 
 
-def _interval(value: object) -> bool:
-    """A [low, high] worth printing (absent in documents from before the statistics; [1, 1] for the fastest)."""
-    return isinstance(value, list) and len(value) == 2 and value[0] != value[1]
+def columns(report: Report) -> list[Column]:
+    """The Markdown and HTML results columns: the rows' identity, every figure, then the verdict and what
+    bounds each row where the run has them."""
+    keys = [*_FIGURES]
+    if any(r.verdict != "?" for r in report.rows):
+        keys.append("verdict")
+    if report.any_bound_by:
+        keys.append("bound_by")
+    figures = [replace(COLUMNS[k], title=_TITLES.get(k, COLUMNS[k].title)) for k in keys]
+    return [*report.identity_columns(), *figures]
 
 
-def ranked(summaries: list[dict]) -> tuple[list[Column], list[list[str]]]:
-    cols = columns(summaries)
-    return cols, [[cell(s, rank, c.key) for c in cols] for rank, s in enumerate(summaries, start=1)]
+def ranked(report: Report) -> tuple[list[Column], list[list[str]]]:
+    cols = columns(report)
+    return cols, [[c.cell(row) for c in cols] for row in report.rows]

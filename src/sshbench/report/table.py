@@ -9,15 +9,12 @@ from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
+from sshbench.report import cells, model, ranked
 from sshbench.report import link_table as link_report
-from sshbench.report import ranked
-from sshbench.results import AXES, IMPLICIT_MAC, STEADY_STATE, RunResult, TrialKind, short_name, swept_setup
+from sshbench.report.cells import CONFIDENCE
+from sshbench.results import AXES, RunResult, TrialKind, short_name
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
-
-
-def _fmt(value: float | None, spec: str = ".1f") -> str:
-    return "-" if value is None else format(value, spec)
 
 
 def _transfer_line(result: RunResult) -> str:
@@ -95,118 +92,36 @@ def _build_rows(env: dict) -> list[tuple[str, str]]:
     ]
 
 
-def short_build(label: str) -> str:
-    """`OpenSSH_10.0p2` -> `10.0p2` (HPN-SSH and others keep their whole label)."""
-    return label.removeprefix("OpenSSH_") or "-"
-
-
-def build_columns(combos: list) -> list[tuple[str, str]]:
-    """(header, Combination field) of the build columns that vary between rows: shown only then."""
-    return [
-        (side, f"{side}_build") for side in ("ssh", "sshd") if len({getattr(c, f"{side}_build") for c in combos}) > 1
-    ]
-
-
-# How the data moves (results.AXES' setup axes), in the table's order: a column when it varies.
-SETUP_FIELDS = tuple(axis.name for axis in AXES if axis.setup)
-
-
-def varying_setup(summaries: list) -> list[str]:
-    """The setup dimensions that differ between rows (a single value is said in the header instead)."""
-    return swept_setup(s.combination for s in summaries)
-
-
 def results_table(result: RunResult) -> Table:
-    summaries = summary.summaries(result)
-    kexes = {s.combination.kex for s in summaries}
+    """--wide: every column of the report model (report/model.py)."""
+    report = model.build(result)
+    kexes = report.kexes
     # One kex for all rows: name it in the title rather than repeat it in a column.
-    show_kex = len(kexes) > 1
-    title = "Throughput (steady state), fastest first" + ("" if show_kex else f"; kex {next(iter(kexes), '-')}")
+    title = "Throughput (steady state), fastest first" + ("" if len(kexes) > 1 else f"; kex {next(iter(kexes), '-')}")
     table = Table(title=title, title_justify="left")
-    comparisons = baseline_analysis.compare(result)
-    varying = varying_setup(summaries)
-    # Implementations are part of the combination and always shown once more than OpenSSH is involved:
-    # numbers from different implementations are never silently mixed in one ranking.
-    show_impl = any(x.combination.server != "openssh" or x.combination.client != "openssh" for x in summaries)
-    show_wire = any(s.wire_ratio is not None for s in summaries)
-    columns = [("#", "right"), ("cipher", "left"), ("MAC", "left")] + ([("kex", "left")] if show_kex else [])
-    if show_impl:
-        columns.append(("client/server", "left"))
-    builds = build_columns([x.combination for x in summaries])
-    columns += [(header, "left") for header, _ in builds]
-    if varying:
-        columns.append(("/".join(varying), "left"))
-    for name, justify in (
-        *columns,
-        *([("wire/payload", "right")] if show_wire else []),
-        ("MiB/s", "right"),
-        ("start-up ms", "right"),  # time each connection's start lost against the steady rate (docs/clock.md)
-        ("CV", "right"),
-        ("x fastest", "right"),
-        ("client CPU s/GiB", "right"),
-        ("server CPU s/GiB", "right"),
-        ("valid", "right"),
-        *baseline_report.COLUMNS,
-        ("verdict", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for s in summaries:
-        c = s.combination
-        cv = "-" if s.cv is None else f"{s.cv * 100:.0f}%" + (" !" if s.cv > WIDE_SPREAD_CV else "")
+    figures = [
+        *(["wire_ratio"] if report.any_wire_ratio else []),
+        "median_mib_s",
+        "startup",
+        "cv",
+        "relative_to_fastest",
+        "client_cpu_s_per_gib",
+        "server_cpu_s_per_gib",
+        "valid",
+        "vs_raw_tcp",
+        "bound_by",
+    ]
+    columns = [*report.identity_columns(), *(model.COLUMNS[k] for k in figures)]
+    for column in columns:
+        table.add_column(column.title, justify="right" if column.numeric else "left")
+    table.add_column("verdict", justify="left")
+    for row in report.rows:
         table.add_row(
-            s.rank_label or "-",
-            c.cipher,
-            "(implicit)" if c.mac == IMPLICIT_MAC else c.mac,
-            *([c.kex] if show_kex else []),
-            *([f"{c.client}/{c.server}"] if show_impl else []),
-            *(short_build(getattr(c, field)) for _, field in builds),
-            *([c.setup_label(varying)] if varying else []),
-            *([_fmt(s.wire_ratio, ".3f")] if show_wire else []),
-            _rate_cell(s),
-            _startup_cell(s),
-            cv,
-            _relative_cell(s),
-            _fmt(s.client_cpu_s_per_gib, ".2f"),
-            _fmt(s.server_cpu_s_per_gib, ".2f"),
-            f"{s.valid_trials}/{s.valid_trials + s.invalid_trials}",
-            *baseline_report.cells(comparisons, s),
-            security_hooks.styled_cell(s, result.environment),
-            style=None if s.valid_trials else "red",
+            *(c.cell(row) for c in columns),
+            security_hooks.styled_verdict(row.verdict),
+            style=None if row.summary.valid_trials else "red",
         )
     return table
-
-
-def _rate_cell(s: summary.Summary) -> str:
-    """`median ±half-width` of its CI (the half-width of [low, high]; `~` marks an interval below 95%)."""
-    if s.median_mib_s is None:
-        return "-"
-    if not s.ci95_mib_s or s.valid_trials < 2:
-        return _fmt(s.median_mib_s)
-    low, high = s.ci95_mib_s
-    mark = "~" if (s.ci_coverage or 0.0) < CONFIDENCE else ""
-    return f"{s.median_mib_s:.1f} ±{(high - low) / 2:.{0 if high - low >= 20 else 1}f}{mark}"
-
-
-def _startup_cell(s: summary.Summary) -> str:
-    """The median start-up cost in ms; `earlier clock` where the rate itself includes the start-up."""
-    if s.median_startup_s is not None:
-        return f"{s.median_startup_s * 1000:.0f}"
-    return "-" if s.data_clock in (None, STEADY_STATE) else "earlier clock"
-
-
-def _relative_cell(s: summary.Summary) -> str:
-    """`x fastest` with its paired CI: `1.92 (1.85-2.01)`; the fastest row just `1.00`."""
-    if s.relative_to_fastest is None:
-        return "-"
-    ci = s.relative_to_fastest_ci95
-    if not ci or ci == [1.0, 1.0]:
-        return f"{s.relative_to_fastest:.2f}"
-    return f"{s.relative_to_fastest:.2f} ({_factor(ci[0])}-{_factor(ci[1])})"
-
-
-def _factor(value: float) -> str:
-    """A ratio in three significant figures at most (a wide interval stays narrow on screen)."""
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
@@ -234,7 +149,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
             e = pair.estimate
             out.append(
                 f"{short_name(pair.faster.label)} vs {short_name(pair.slower.label)}: undecided "
-                f"(ratio {_factor(e.ratio)}, {_factor(e.low)}-{_factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
+                f"(ratio {cells.factor(e.ratio)}, {cells.factor(e.low)}-{cells.factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
             )
     elif pairs:
         out.append(undecided_summary(whys, margin))
@@ -279,9 +194,6 @@ def undecided_summary(whys: list, margin: float) -> str:
     return f"undecided: {len(whys)} pairs (--wide: each): {', '.join(parts)}"
 
 
-CONFIDENCE = 0.95
-
-
 # A handshake summary's axes besides its kex: the connection's shape (results.AXES), which set-up depends on.
 _HANDSHAKE_AXES = tuple(axis.name for axis in AXES if axis.connection and axis.name != "kex")
 
@@ -295,8 +207,8 @@ def handshake_lines(result: RunResult, most: int = 3) -> list[str] | None:
     if any(len({getattr(h, f, None) for h in handshakes}) > 1 for f in _HANDSHAKE_AXES):
         return None
     return [
-        f"set-up (a connection with no data): {h.kex} {_fmt(h.median_ms, '.0f')} ms "
-        f"({_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}), client CPU {_fmt(h.client_cpu_ms, '.0f')} ms"
+        f"set-up (a connection with no data): {h.kex} {cells.number(h.median_ms, '.0f')} ms "
+        f"({cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}), client CPU {cells.number(h.client_cpu_ms, '.0f')} ms"
         for h in handshakes
     ]
 
@@ -336,7 +248,7 @@ def handshake_table(result: RunResult) -> Table | None:
                     if f == "compression"
                     else f"-P {h.streams}"
                     if f == "streams"
-                    else short_build(getattr(h, f))
+                    else cells.build(getattr(h, f))
                     if f.endswith("_build")
                     else str(getattr(h, f))
                     for f in varying
@@ -348,9 +260,9 @@ def handshake_table(result: RunResult) -> Table | None:
         table.add_row(
             h.kex,
             *setup,
-            _fmt(h.median_ms, ".0f"),
-            f"{_fmt(h.min_ms, '.0f')}-{_fmt(h.max_ms, '.0f')}",
-            _fmt(h.client_cpu_ms, ".1f"),
+            cells.number(h.median_ms, ".0f"),
+            f"{cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}",
+            cells.number(h.client_cpu_ms, ".1f"),
         )
     return table
 

@@ -90,8 +90,8 @@ VERDICT_STYLES = {
 }
 
 
-def styled_cell(summary: Summary, environment: dict) -> Text:
-    cell = table_cell(summary, environment)
+def styled_verdict(cell: str) -> Text:
+    """A verdict cell (table_cell) in its colour: broken red, weak yellow, recommended green."""
     return Text(cell, style=VERDICT_STYLES.get(cell, ""))
 
 

@@ -45,20 +45,22 @@ def to_document(result: RunResult) -> dict:
         "answer": None if conclusion is None else conclusion.to_json(),
         # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/build_answer.py)
         "builds_answer": None if (builds_found := build_answer.compute(result)) is None else builds_found.to_json(),
-        "summaries": [
-            {
-                **s.to_json(),
-                **security_hooks.summary_json(s, result.environment),
-                **baseline_analysis.summary_json(comparisons, s),
-            }
-            for s in summary.summaries(result)
-        ],
+        "summaries": [summary_entry(result, s, comparisons) for s in summary.summaries(result)],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
         "stats": summary.stats_json(result),
         "handshakes": [h.to_json() for h in summary.handshakes(result)],
         "clock_agreement": clock_agreement(result.trials),
         "trials": [t.to_json() for t in result.trials],
+    }
+
+
+def summary_entry(result: RunResult, found: summary.Summary, comparisons: dict) -> dict:
+    """One summary in the document: its figures, its security verdict and its baseline comparison."""
+    return {
+        **found.to_json(),
+        **security_hooks.summary_json(found, result.environment),
+        **baseline_analysis.summary_json(comparisons, found),
     }
 
 
