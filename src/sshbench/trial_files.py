@@ -54,27 +54,27 @@ class TrialPaths:
             self._local_dirs[where] = str(self.cleanup.make_temp_dir(base_dir=disk_dir()))
         return self._local_dirs[where]
 
-    def payload(self, combo: Combination, size: int) -> Path:
-        path = self.stores[combo.payload].path_for(size)
-        if combo.payload not in self.zlib_ratios:
-            self.zlib_ratios[combo.payload] = zlib_ratio(path)
+    def payload(self, kind: str, size: int) -> Path:
+        """The local payload file of this kind (`random`, `text`, ...) and size."""
+        path = self.stores[kind].path_for(size)
+        if kind not in self.zlib_ratios:
+            self.zlib_ratios[kind] = zlib_ratio(path)
         return path
 
-    def _remote_source(self, combo: Combination, size: int) -> str:
-        local = self.payload(combo, size)
+    def _remote_source(self, kind: str, size: int) -> str:
+        local = self.payload(kind, size)
         if not self.needs_remote_copy:
             return str(local)  # the private server reads the same filesystem
-        key = (combo.payload, size)
+        key = (kind, size)
         if key not in self._remote_sources:
-            remote = f"{self._server_dir('tmpfs')}/source-{combo.payload}-{size}"
+            remote = f"{self._server_dir('tmpfs')}/source-{kind}-{size}"
             self.target.put_file(str(local), remote)
             self._remote_sources[key] = remote
         return self._remote_sources[key]
 
     def remote_payload(self, size: int) -> str:
         """The raw TCP control's payload (the first payload kind) on the server, for its download direction."""
-        kind = next(iter(self.stores))
-        return self._remote_source(Combination(cipher="raw-tcp", mac="implicit", kex="none", payload=kind), size)
+        return self._remote_source(next(iter(self.stores)), size)
 
     def _remote_empty_file(self) -> str:
         if not self.needs_remote_copy:
@@ -87,10 +87,10 @@ class TrialPaths:
     def for_trial(self, combo: Combination, kind: TrialKind, size: int) -> TrialFiles:
         transfer = kind == TrialKind.TRANSFER
         down = combo.direction == "down"
-        local_source = str(self.payload(combo, size)) if transfer and not down else str(self.empty)
+        local_source = str(self.payload(combo.payload, size)) if transfer and not down else str(self.empty)
         remote_source = None
         if down:
-            remote_source = self._remote_source(combo, size) if transfer else self._remote_empty_file()
+            remote_source = self._remote_source(combo.payload, size) if transfer else self._remote_empty_file()
         sink_name = f"sink-{combo.tool}"
         remote_sink = "/dev/null" if combo.sink == "null" else f"{self._server_dir(combo.sink)}/{sink_name}"
         local_sink = "/dev/null" if combo.sink == "null" else f"{self._local_dir(combo.sink)}/{sink_name}"
@@ -114,7 +114,7 @@ class TrialPaths:
             if not trial.valid:
                 return
             expected = (
-                self.stores[combo.payload].digest(self.payload(combo, trial.payload_bytes))
+                self.stores[combo.payload].digest(self.payload(combo.payload, trial.payload_bytes))
                 if self.verify_on(combo)
                 else None
             )
