@@ -209,18 +209,9 @@ class RunSettings:
         self.check_builds()
         if self.sshd and self.host is not None:
             raise UsageError("--sshd is the binary of the private sshd started here; a HOST's sshd is its own")
-        if self.verify and all(sink == "null" for sink in self.sinks()):
+        axes = self.matrix_spec()  # parsing is the axes' check: one line for the first bad value
+        if self.verify and all(sink == "null" for sink in axes.sinks):
             raise UsageError("--verify checks what arrived in a file: --sink null keeps nothing (add --sink tmpfs)")
-        self.directions()
-        for sink in self.sinks():
-            if sink not in SINKS:
-                raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
-        for kind in self.payloads():
-            if kind not in PAYLOAD_KINDS and kind != "file":
-                raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
-        self.compressions()
-        self.link_profiles()
-        self.stream_counts()
         if self.file is not None:
             if not os.path.isfile(self.file) or not os.access(self.file, os.R_OK):
                 raise UsageError(f"--file {self.file}: not a readable file")
@@ -293,10 +284,18 @@ class RunSettings:
         return mapping[self.direction]
 
     def sinks(self) -> list[str]:
-        return _comma_list(self.sink) or ["null"]
+        found = _comma_list(self.sink) or ["null"]
+        for sink in found:
+            if sink not in SINKS:
+                raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
+        return found
 
     def payloads(self) -> list[str]:
-        return ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+        found = ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+        for kind in found:
+            if kind not in PAYLOAD_KINDS and kind != "file":
+                raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
+        return found
 
     def servers(self) -> list[str]:
         return _comma_list(self.server) or ["openssh"]
