@@ -458,7 +458,7 @@ def summaries(result: RunResult) -> list[Summary]:
 
 def tie_margin(result: RunResult) -> float:
     """The run's --tie (runs stored before it existed: the default)."""
-    return getattr(result.settings, "tie", stats.DEFAULT_TIE_MARGIN)
+    return result.settings.tie
 
 
 def run_rankings(result: RunResult) -> dict[tuple[str, str], stats.Ranking[Combination]]:
@@ -498,10 +498,10 @@ def stats_json(result: RunResult) -> dict:
         "ratio_ci_method": f"{stats.PAIRED_LOG_T} (paired by round; {stats.UNPAIRED_MEDIANS} below {stats.MIN_PAIRS})",
         "outliers": f"modified z-score above {stats.OUTLIER_Z} (flagged, kept)",
         "tie_margin": tie_margin(result),
-        "runs": "auto" if getattr(settings, "adaptive", False) else getattr(settings, "runs", None),
-        "budget_s": getattr(settings, "budget_s", None) if getattr(settings, "adaptive", False) else None,
+        "runs": "auto" if settings.adaptive else settings.runs,
+        "budget_s": settings.budget_s if settings.adaptive else None,
         "rounds_run": rounds_run(result),
-        "seed": getattr(settings, "seed", None),
+        "seed": settings.seed,
         "undecided_pairs": pairs,
     }
 

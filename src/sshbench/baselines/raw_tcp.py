@@ -81,6 +81,7 @@ class TcpSink:
         self.host, self.port, self.netns = host, port, netns
         self.address: tuple[str, int] = (host, port)
         self.process: subprocess.Popen[str] | None = None
+        self.via = "python3"  # what counts the bytes: tcp_sink.py; a remote without python3 "nc" (its own clock)
         self._pending = ""  # read from its stdout, not yet returned as a line
 
     def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -299,7 +300,7 @@ def run_raw_tcp_trial(
         connect_to, sender_netns = sink.address, None
     send_error = None
     sent = False
-    via_nc = getattr(sink, "via", None) == "nc"  # a remote without python3: its nc counts, our clock times
+    via_nc = sink.via == "nc"  # a remote without python3: its nc counts, our clock times
     sender_clock: float | None = None
     start = time.perf_counter()
     try:
