@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -66,10 +67,11 @@ def run_parallel_trial(
     workdir: Path,
     timeout_s: float,
     env: dict[str, str] | None = None,
+    client_prefix: Sequence[str] = (),
 ) -> Trial:
-    """One parallel trial of `item.combination.streams` streams. A handshake trial opens N empty
-    connections together (through the same barrier): the fixed cost the N-stream transfers' wall time
-    also contains."""
+    """One parallel trial of `item.combination.streams` streams (`client_prefix`: as run_trial's). A handshake
+    trial opens N empty connections together (through the same barrier): the fixed cost the N-stream
+    transfers' wall time also contains."""
     combo, kind = item.combination, item.kind
     n = combo.streams
     share = stream_share(payload_bytes, n) if kind == TrialKind.TRANSFER else 0
@@ -108,6 +110,7 @@ def run_parallel_trial(
                 timeout_s=timeout_s,
                 env=env,
                 files=files[index],
+                client_prefix=client_prefix,
             )
         except Exception as err:  # a stream that could not even start: the trial says which
             failures[index] = f"{type(err).__name__}: {err}"

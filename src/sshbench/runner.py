@@ -44,7 +44,7 @@ from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
-from sshbench.trial import RunningProcess, run_trial
+from sshbench.trial import RunningProcess, TrialOverlay, run_trial
 from sshbench.trial_files import TrialPaths
 from sshbench.units import format_size
 
@@ -399,8 +399,8 @@ class Runner:
         if self.settings.size or self.settings.file:
             why_sizes = sizes
 
-        def measure(item: ScheduledTrial, wrap: Callable[[Target], Target]) -> Trial:
-            return self._one(target, item, why_sizes, payloads, workdir, wrap=wrap)
+        def measure(item: ScheduledTrial, overlay: TrialOverlay) -> Trial:
+            return self._one(target, item, why_sizes, payloads, workdir, overlay=overlay)
 
         self.result.baselines["why"] = why.run_experiments(
             result=self.result,
@@ -480,7 +480,7 @@ class Runner:
         sizes: dict[Combination, int],
         payloads: PayloadStore,
         workdir,
-        wrap: Callable[[Target], Target] | None = None,
+        overlay: TrialOverlay | None = None,
     ) -> Trial:
         if not target.alive():
             raise RunError(
@@ -520,12 +520,17 @@ class Runner:
             return raw_trial
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
-        if wrap is not None:  # a --why experiment's trial: its client prefix and throttle (sshbench.why)
-            target = wrap(target)
+        overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
+
+        def before(target: Target) -> None:  # the target's own step (a link switched), then the throttle
+            target.before_trial(combo)
+            if overlay.before_trial is not None:
+                overlay.before_trial(target, combo)
+
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
-            target.before_trial(combo)
+            before(target)
             trial = parallel.run_parallel_trial(
                 ssh=self._ssh_for(combo),
                 target=target,
@@ -536,10 +541,11 @@ class Runner:
                 workdir=workdir,
                 timeout_s=self.settings.trial_timeout_s,
                 env=self.ssh_env,
+                client_prefix=overlay.client_prefix,
             )
         else:
             files = paths.for_trial(combo, item.kind, size)
-            target.before_trial(combo)
+            before(target)
             trial = run_trial(
                 ssh=self._ssh_for(combo),
                 target=target,
@@ -554,6 +560,7 @@ class Runner:
                 timeout_s=self.settings.trial_timeout_s,
                 env=self.ssh_env,
                 files=files,
+                client_prefix=overlay.client_prefix,
             )
             if item.kind == TrialKind.TRANSFER:
                 paths.check_received(trial, files)

@@ -8,6 +8,8 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, steady
@@ -83,6 +85,15 @@ class RunningProcess:
                 kill_tree(proc.pid)
 
 
+@dataclass(frozen=True)
+class TrialOverlay:
+    """What an experiment (sshbench.why) adds to a trial without changing its target: programs in front of
+    the client's (its cgroup) and a step after the target's before_trial() (a throttle of one resource)."""
+
+    client_prefix: tuple[str, ...] = ()
+    before_trial: Callable[[Target, Combination], None] | None = None
+
+
 def run_trial(
     *,
     ssh: str,
@@ -99,11 +110,13 @@ def run_trial(
     env: dict[str, str] | None = None,
     files: TrialFiles | None = None,
     steady_clock: bool = True,
+    client_prefix: Sequence[str] = (),
 ) -> Trial:
     """One connection. `kind == TrialKind.HANDSHAKE` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
     from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
-    where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `steady_clock` False (and any server under
+    where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `client_prefix`: programs in front of
+    the target's own client prefix (TrialOverlay). `steady_clock` False (and any server under
     a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE."""
     trial = Trial(
         combination=combo,
@@ -129,7 +142,7 @@ def run_trial(
     ):
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [*target.client_prefix(), *invocation.argv],
+            [*client_prefix, *target.client_prefix(), *invocation.argv],
             stdin=stdin,
             stdout=out,
             stderr=err,

@@ -14,7 +14,6 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
 
 from sshbench import summary
 from sshbench.baselines import sensitivity
@@ -22,38 +21,25 @@ from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.plan import ScheduledTrial
 from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
+from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuotaError
+from sshbench.trial import TrialOverlay
 from sshbench.units import MIB
 from sshbench.why.throttles import Plan, Throttle, plan_for
 
-Measure = Callable[[ScheduledTrial, Callable[[Any], Any]], Trial]
+Measure = Callable[[ScheduledTrial, TrialOverlay], Trial]
 DEFAULT_ROUNDS = 4  # with 4 pairs the t interval's factor is 3.18; fewer is refused by --why-rounds
 MIN_ROUNDS = 3  # paired_ratio_ci's paired form needs 3 pairs
 WHY_SECONDS = 0.5  # the experiment's trials' data phase at least (the run's may be shorter)
 REPETITION_BASE = 10_000  # the experiment's trials' repetition numbers: never a run's round
 
 
-class _Wrapped:
-    """A target whose clients start under the experiment's prefix and whose before_trial() applies
-    one throttle after the target's own (an emulated link is switched first, then throttled)."""
-
-    def __init__(self, inner: Any, prefix: list[str], throttle: Throttle | None) -> None:
-        self._inner, self._prefix, self._throttle = inner, prefix, throttle
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def returned(self, _target: Any) -> Any:
-        """The runner's `wrap` hook: this wrapper in place of the target it looked up."""
-        return self
-
-    def client_prefix(self) -> list[str]:
-        return [*self._prefix, *self._inner.client_prefix()]
-
-    def before_trial(self, combo: Combination) -> None:
-        self._inner.before_trial(combo)
-        if self._throttle is not None:
-            self._throttle.apply(self._inner, combo)
+def _overlay(prefix: list[str], throttle: Throttle | None) -> TrialOverlay:
+    """A trial whose clients start under the experiment's prefix, with one throttle applied after the
+    target's own before_trial() (an emulated link is switched first, then throttled)."""
+    if throttle is None:
+        return TrialOverlay(client_prefix=tuple(prefix))
+    return TrialOverlay(client_prefix=tuple(prefix), before_trial=lambda target, combo: throttle.apply(target, combo))
 
 
 def combinations_to_probe(result: RunResult, mode: str) -> list[Combination]:
@@ -96,7 +82,7 @@ def experiment(
     *,
     result: RunResult,
     combo: Combination,
-    target: Any,
+    target: Target,
     measure: Measure,
     cleanup: Cleanup,
     rounds: int,
@@ -128,7 +114,7 @@ def experiment(
         # its group (and its client into ours) ran ~half as fast in a run here (83 vs 170-235 MiB/s).
         measure(
             ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE - 1, True),
-            _Wrapped(target, prefix, None).returned,
+            _overlay(prefix, None),
         )
         for r in range(rounds):
             if r >= MIN_ROUNDS and deadline is not None and time.monotonic() > deadline:
@@ -137,9 +123,8 @@ def experiment(
             rng.shuffle(order)
             for step in order:
                 item = ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE + r, False)
-                wrapped = _Wrapped(target, prefix, step)
                 try:
-                    trial = measure(item, wrapped.returned)
+                    trial = measure(item, _overlay(prefix, step))
                 finally:
                     if step is not None:
                         step.undo(target, combo)
@@ -200,8 +185,8 @@ def run_experiments(
     *,
     result: RunResult,
     mode: str,
-    targets: dict[str, Any],
-    primary: Any,
+    targets: dict[str, Target],
+    primary: Target,
     measure: Measure,
     cleanup: Cleanup,
     rounds: int,
@@ -236,6 +221,6 @@ def run_experiments(
     return block
 
 
-def throttle_count(target: Any, combo: Combination) -> int:
+def throttle_count(target: Target, combo: Combination) -> int:
     """How many throttles would run for `combo` on `target` (the budget's reserve)."""
     return len(plan_for(target, combo, None).possible) if combo is not None else 0

@@ -25,7 +25,6 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sshbench.baselines import sensitivity
 from sshbench.cleanup import Cleanup
@@ -58,10 +57,10 @@ class Throttle:
         """argv before every experiment trial's client (throttled or not)."""
         return []
 
-    def apply(self, target: Any, combo: Combination) -> None:
+    def apply(self, target: Target, combo: Combination) -> None:
         """Right before a throttled trial, after the target's own before_trial()."""
 
-    def undo(self, target: Any, combo: Combination) -> None:
+    def undo(self, target: Target, combo: Combination) -> None:
         """Right after it."""
 
     def to_json(self) -> dict:
@@ -96,11 +95,11 @@ class ClientCpu(Throttle):
         assert self.group is not None and self.group.path is not None
         return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.group.path / "cgroup.procs")]
 
-    def apply(self, target: Any, combo: Combination) -> None:
+    def apply(self, target: Target, combo: Combination) -> None:
         assert self.group is not None
         self.group.set_fraction(1 - self.slowdown)
 
-    def undo(self, target: Any, combo: Combination) -> None:
+    def undo(self, target: Target, combo: Combination) -> None:
         assert self.group is not None
         self.group.set_fraction(None)
 
@@ -135,11 +134,11 @@ class ServerCpu(Throttle):
             f"({self.group.period_us // 1000} ms period) around the server's sessions"
         )
 
-    def apply(self, target: Any, combo: Combination) -> None:
+    def apply(self, target: Target, combo: Combination) -> None:
         assert self.group is not None
         self.group.set_fraction((self.base_fraction or 1.0) * (1 - self.slowdown))
 
-    def undo(self, target: Any, combo: Combination) -> None:
+    def undo(self, target: Target, combo: Combination) -> None:
         assert self.group is not None
         self.group.set_fraction(self.base_fraction)
 
@@ -162,13 +161,16 @@ class LinkRate(Throttle):
     def rate_bit_s(self) -> int:
         return int(self.capacity_bit_s * (1 - self.slowdown))
 
-    def apply(self, target: Any, combo: Combination) -> None:
+    def apply(self, target: Target, combo: Combination) -> None:
+        from sshbench.targets.netns_openssh import NetnsOpenSSH
+
+        assert isinstance(target, NetnsOpenSSH)  # plan_for offers this throttle for such a target only
         self.setting = (
             target.path.throttle_rate(self.rate_bit_s)
             + f" at {self.rate_bit_s / 1e6:.0f} Mbit/s ({1 - self.slowdown:g} x the path's {self.capacity_bit_s / 1e6:.0f})"
         )
 
-    def undo(self, target: Any, combo: Combination) -> None:
+    def undo(self, target: Target, combo: Combination) -> None:
         target.before_trial(combo)  # the profile back at once (switch() re-applies after a throttle)
 
 
