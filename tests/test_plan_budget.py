@@ -35,12 +35,28 @@ def test_the_calibration_pass_probes_each_group_once_then_every_round_has_every_
     assert sum(t.warmup for t in schedule(full, [], runs=3, warmup=1, calibrate=False)) == 3
 
 
+def _linear(transfers: int, overhead: float, fixed: float):
+    return lambda target: fixed + transfers * (overhead + target)
+
+
 def test_fitted_data_phase_shrinks_to_fit_and_never_grows():
     # 30 transfers at 0.34 s overhead and 2 s of handshakes in 40 s: (0.9 * 40 - 2) / 30 - 0.34 = 0.793
-    assert fitted_data_phase(40, 30, 0.34, 2.0, target_s=1.0, floor_s=0.5) == pytest.approx(0.7933, abs=1e-3)
-    assert fitted_data_phase(400, 30, 0.34, 2.0, target_s=1.0, floor_s=0.5) == 1.0  # room: the target
-    assert fitted_data_phase(-5, 30, 0.34, 2.0, target_s=1.0, floor_s=0.5) == 0.5  # overrun: the floor
-    assert fitted_data_phase(10, 0, 0.34, 2.0, target_s=1.0, floor_s=0.5) == 1.0
+    cost = _linear(30, 0.34, 2.0)
+    assert fitted_data_phase(40, cost, target_s=1.0, floor_s=0.5) == pytest.approx(0.7933, abs=1e-3)
+    assert fitted_data_phase(400, cost, target_s=1.0, floor_s=0.5) == 1.0  # room: the target
+    assert fitted_data_phase(-5, cost, target_s=1.0, floor_s=0.5) == 0.5  # overrun: the floor
+    assert fitted_data_phase(10, _linear(0, 0.34, 2.0), target_s=1.0, floor_s=0.5) == 1.0
+
+
+def test_fitted_data_phase_follows_a_ladder_of_sizes():
+    """A payload ladder makes the cost a step function: the fit lands on the longest step that fits."""
+    steps = [0.3, 0.45, 0.6, 0.9, 1.2]  # what each target's size takes in data phase, rounded up the ladder
+
+    def cost(target: float) -> float:
+        return 10 * (0.4 + next(x for x in steps if x >= target))
+
+    fitted = fitted_data_phase(12.0, cost, target_s=1.0, floor_s=0.25)  # 0.9 * 12 = 10.8: 0.68 s a trial
+    assert cost(fitted) <= 10.8 and fitted == pytest.approx(0.6, abs=1e-6)
 
 
 @given(
@@ -50,7 +66,7 @@ def test_fitted_data_phase_shrinks_to_fit_and_never_grows():
     fixed=st.floats(0, 50),
 )
 def test_fitted_data_phase_fits_whenever_it_is_above_the_floor(time_left, transfers, overhead, fixed):
-    fitted = fitted_data_phase(time_left, transfers, overhead, fixed, target_s=1.0, floor_s=0.5)
+    fitted = fitted_data_phase(time_left, _linear(transfers, overhead, fixed), target_s=1.0, floor_s=0.5)
     assert 0.5 <= fitted <= 1.0
     if fitted > 0.5:
         assert transfers * (overhead + fitted) + fixed <= time_left + 1e-9

@@ -5,6 +5,7 @@ left of `--budget`. The runner runs the probes; this module decides their sizes 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from sshbench.payload import needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
@@ -25,6 +26,8 @@ FIT_FLOOR_S = 0.25
 PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 
 
+# The start-up's loss against the steady rate where no trial has measured it yet (Trial.startup_s; docs/clock.md).
+DEFAULT_STARTUP_S = 0.1
 UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is taken as up to this times its own
 
 
@@ -91,10 +94,19 @@ class Calibration:
             size = max(size, size_at_least(2 * self.window_bytes, s.max_size))
         return size
 
-    def fit_minimum_rounds(self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float) -> str | None:
+    def fit_minimum_rounds(
+        self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None = None
+    ) -> str | None:
         """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when the minimum
-        rounds (`rest`) would not fit in `time_left_s` at ~`seconds` per trial, so that a slower machine or
-        a bigger matrix still ends on time. Records the target used as `seconds`; returns a notice."""
+        rounds (`rest`) and the `reserve` after them would not fit in `time_left_s` at ~`seconds` per trial, so
+        that a slower machine or a bigger matrix still ends on time. Records the target used as `seconds`;
+        returns a notice.
+
+        Each transfer is predicted as the run's own connections measured it (set-up outside the data phase,
+        from the warm-up), plus its payload at the size this target gives it (the ladder rounds up, and the
+        omitted start and the first channel window come on top) over its probe's rate, plus the start-up's
+        loss. Predicting `overhead + target` instead fitted 0.29 s where the rounds then ran 0.58 s data
+        phases: a default run's rounds overran their budget by ~7 s."""
         s = self.settings
         warm = [(t.kind, t.wall_s, t.data_s) for t in trials if t.warmup and t.valid]
         overheads = [w - d for kind, w, d in warm if kind == TrialKind.TRANSFER and w is not None and d is not None]
@@ -104,16 +116,27 @@ class Calibration:
             kind: statistics.median([w for k, w, _ in warm if k == kind and w is not None] or [1.0])
             for kind in {item.kind for item in rest}
         }
-        transfers = sum(item.kind == TrialKind.TRANSFER for item in rest)
-        target = fitted_data_phase(
-            time_left_s=time_left_s,
-            transfers=transfers,
-            # each trial also moves the omitted start (sshbench.steady) on top of its steady part
-            overhead_s=statistics.median(overheads) + OMIT_S,
-            fixed_s=sum(walls[item.kind] for item in rest if item.kind != TrialKind.TRANSFER),
-            target_s=s.seconds,
-            floor_s=FIT_FLOOR_S,
-        )
+        overhead = statistics.median(overheads)
+        startup = statistics.median([x for t in trials if (x := t.startup_s) is not None] or [DEFAULT_STARTUP_S])
+        rates = {m: rate for combo, rate in self.probe_rates.items() for m in self.groups.get(combo, [combo])}
+
+        def data_s(combo: Combination, target: float) -> float:
+            rate = rates.get(combo)
+            if rate is None:
+                return target + OMIT_S + startup
+            return self._size_for(rate, seconds=target) / MIB / rate + startup
+
+        fixed = sum(walls[item.kind] for item in rest if item.kind != TrialKind.TRANSFER)
+        transfers = [item.combination for item in rest if item.kind == TrialKind.TRANSFER]
+
+        def cost(target: float) -> float:
+            total = fixed + sum(overhead + data_s(c, target) for c in transfers)
+            if reserve is not None:
+                one = max(reserve.min_data_s, data_s(reserve.combination, target)) * reserve.stretch
+                total += reserve.trials * (overhead + one)
+            return total
+
+        target = fitted_data_phase(time_left_s, cost, s.seconds, FIT_FLOOR_S)
         if target >= s.seconds:
             return None
         for combo, rate in self.probe_rates.items():
@@ -122,10 +145,20 @@ class Calibration:
         notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s " + (
             f"(the floor) for {s.runs} rounds: the run may overrun"
             if target <= FIT_FLOOR_S
-            else f"to fit {s.runs} rounds ({transfers} transfers)"
+            else f"to fit {s.runs} rounds ({len(transfers)} transfers)"
         )
         s.seconds = round(target, 3)
         return notice
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """Trials after the minimum rounds that the fit keeps time for: the default --why experiment's."""
+
+    trials: int
+    combination: Combination  # what they move (the fastest row: the first combination until it is known)
+    min_data_s: float  # their data phase at least (why.WHY_SECONDS)
+    stretch: float  # the mean factor the throttles stretch a trial by (half a resource: up to twice as long)
 
 
 def follow_measured_rates(

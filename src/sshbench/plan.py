@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -139,18 +140,22 @@ def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[C
     return {members[0]: members for members in groups.values()}
 
 
-def fitted_data_phase(
-    time_left_s: float, transfers: int, overhead_s: float, fixed_s: float, target_s: float, floor_s: float
-) -> float:
-    """The data-phase target (s) at which `transfers` trials (the minimum rounds') fit in `time_left_s`,
-    each costing `overhead_s` outside its data phase (connect, key exchange, login: ~0.34 s here) and
-    the rounds' other trials `fixed_s` in all (handshakes, raw TCP controls); a tenth of the time is
-    kept for spawning and the ladder's rounding. Never above `target_s` (the minimum rounds shrink to
-    fit the budget, they never grow), never below `floor_s`."""
-    if transfers <= 0:
+def fitted_data_phase(time_left_s: float, cost: Callable[[float], float], target_s: float, floor_s: float) -> float:
+    """The longest data-phase target (s) from `floor_s` to `target_s` at which the minimum rounds fit in
+    `time_left_s`: `cost(target)` is what they would take (never decreasing in the target: each trial's
+    connection, its payload at the size that target gives, the other trials); a tenth of the time is kept
+    for spawning. Never above `target_s` (the minimum rounds shrink to fit the budget, they never grow),
+    never below `floor_s`."""
+    room = 0.9 * time_left_s
+    if cost(target_s) <= room:
         return target_s
-    fitted = (0.9 * time_left_s - fixed_s) / transfers - overhead_s
-    return max(floor_s, min(target_s, fitted))
+    low, high = floor_s, target_s  # cost(high) > room; a size ladder makes cost a step function: bisect
+    if cost(low) > room:
+        return floor_s
+    for _ in range(30):
+        middle = (low + high) / 2
+        low, high = (middle, high) if cost(middle) <= room else (low, middle)
+    return low
 
 
 def schedule(

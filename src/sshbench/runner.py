@@ -18,7 +18,14 @@ from sshbench import builds, clock, environment, parallel, placement, summary, w
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
-from sshbench.calibration import PROBE_ATTEMPTS, Calibration, follow_measured_rates, grow_if_too_short, round_cost
+from sshbench.calibration import (
+    PROBE_ATTEMPTS,
+    Calibration,
+    Reserve,
+    follow_measured_rates,
+    grow_if_too_short,
+    round_cost,
+)
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
@@ -46,12 +53,13 @@ from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, TrialOverlay, run_trial
 from sshbench.trial_files import TrialPaths
-from sshbench.units import format_size
+from sshbench.units import MIB, format_size
 
 TrialCallback = Callable[[int, int, Trial], None]
 # Kept for what follows the last round (the disk baseline, the raw TCP control's end, teardown): about
 # 2-4 s measured on a 2-core VM.
 END_RESERVE_S = 3.0
+RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
 
 
@@ -306,10 +314,11 @@ class Runner:
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
-                # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
-                reserve = [ScheduledTrial(combos[0], TrialKind.TRANSFER, -1, False)] * self._why_trials(target, combos)
+                # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve); a
+                # throttle that halves the limiting resource doubles a trial, the others cost nothing: 1.5 x
+                reserve = Reserve(self._why_trials(target, combos), combos[0], why.WHY_SECONDS, stretch=1.5)
                 if self.resume_from is None and (
-                    notice := calibration.fit_minimum_rounds(plan[index:] + reserve, self.result.trials, time_left)
+                    notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
                 ):
                     self.result.notices.append(notice)
                     self.result.environment["payload_size"] = (
@@ -489,7 +498,8 @@ class Runner:
             )
         size = sizes[item.combination]
         if item.kind == TrialKind.RAW_TCP:
-            path = self._files.payloads.path_for(size)
+            # the control sends a payload file over and over (its sink only counts): no file of its own size
+            path = self._files.payloads.path_for(min(size, RAW_TCP_BLOCK))
             target.before_trial(item.combination)  # an emulated link: apply it, and run over it
             link_path = target.raw_tcp_path()
             if item.combination.streams > 1:

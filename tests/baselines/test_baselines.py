@@ -38,11 +38,22 @@ def test_raw_tcp_moves_exactly_the_payload(payload: Path) -> None:
     assert trial.client_cpu_s is not None and trial.server_cpu_s is not None
 
 
-def test_raw_tcp_counts_bytes_and_flags_a_short_transfer(payload: Path) -> None:
+def test_raw_tcp_sends_its_file_over_and_over_to_the_size(payload: Path) -> None:
+    """The control's payload is a file sent as often as its size needs (not a file of that size)."""
     size = payload.stat().st_size
-    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=size + 1, repetition=0, warmup=False, timeout_s=30)
-    assert not trial.valid
-    assert trial.invalid_reason == f"sink received {size} of {size + 1} bytes"
+    wanted = 2 * size + 4321  # two whole copies and a part of a third
+    trial = raw_tcp.run_raw_tcp_trial(payload=payload, payload_bytes=wanted, repetition=0, warmup=False, timeout_s=30)
+    assert trial.valid, trial.invalid_reason
+    assert trial.received_bytes_at_sink == trial.sent_bytes == wanted
+
+
+def test_raw_tcp_flags_a_short_transfer() -> None:
+    trial = Trial(raw_tcp.RAW_TCP, TrialKind.RAW_TCP, 0, False, payload_bytes=1000, started_at=0.0)
+    raw_tcp.judge(trial, raw_tcp.SinkResult(received_bytes=999, data_s=0.1), None)
+    assert not trial.valid and trial.invalid_reason == "sink received 999 of 1000 bytes"
+    refused = Trial(raw_tcp.RAW_TCP, TrialKind.RAW_TCP, 0, False, payload_bytes=1000, started_at=0.0)
+    raw_tcp.judge(refused, raw_tcp.SinkResult(), "raw TCP sender to 127.0.0.1:1: refused")
+    assert not refused.valid and refused.invalid_reason == "raw TCP sender to 127.0.0.1:1: refused"
 
 
 def test_raw_tcp_sink_without_a_sender_stops_promptly() -> None:
