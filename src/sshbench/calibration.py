@@ -28,7 +28,13 @@ PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 
 # The start-up's loss against the steady rate where no trial has measured it yet (Trial.startup_s; docs/clock.md).
 DEFAULT_STARTUP_S = 0.1
-UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is taken as up to this times its own
+UNSTEADY_PROBE_HEADROOM = 2.0
+# A 16 MiB probe of a fast cipher is all start-up (every cipher's first 32 MiB arrive at ~230 MiB/s here): one
+# at RAMP_PROBE_SIZE reads past it (its late rate 0.9-1.15x the steady one: aes128-gcm 1085 vs 942 MiB/s,
+# aes256-ctr 400 vs 443), where the 16 MiB one's late rates read 3-377 MiB/s for ciphers steady at 360-940.
+RAMP_PROBE_SIZE = 64 * MIB
+RAMP_PROBE_MIB_S = 100.0  # a 16 MiB probe at least this fast: 64 MiB take well under a second
+RAMP_PROBE_HEADROOM = 1.25  # a probe with no steady part: the steady rate is taken as up to this times its own
 
 
 class Calibration:
@@ -55,11 +61,12 @@ class Calibration:
         # fastest ciphers had no steady part either (late rates of 16 MiB probes read 0.32-0.82x the steady
         # rate in one default run: aes128-ctr 110 vs 340 MiB/s, aes128-gcm 417 vs 640), lost its rates, and
         # left those rows 2 rounds, too few for any decision. So such a probe sizes as if twice as fast.
-        rate = (
-            max(trial.mib_s, trial.late_mib_s or 0.0) * UNSTEADY_PROBE_HEADROOM
-            if trial.steady_note == NO_STEADY_PART
-            else trial.mib_s
-        )
+        unsteady = trial.steady_note == NO_STEADY_PART
+        if unsteady and probed < RAMP_PROBE_SIZE and trial.mib_s >= RAMP_PROBE_MIB_S and attempt + 1 < PROBE_ATTEMPTS:
+            self.sizes[combo] = min(RAMP_PROBE_SIZE, s.max_size)
+            return True
+        headroom = UNSTEADY_PROBE_HEADROOM if probed < RAMP_PROBE_SIZE else RAMP_PROBE_HEADROOM
+        rate = max(trial.mib_s, trial.late_mib_s or 0.0) * headroom if unsteady else trial.mib_s
         self.sizes[combo] = self._size_for(rate, trial)
         # A sampled probe (a steady or a late rate) needs no bigger one: the start-up stalls that made short
         # probes misread are what the steady clock leaves out (re-probes took ~8 s of a default run).
