@@ -28,13 +28,13 @@ PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 
 # The start-up's loss against the steady rate where no trial has measured it yet (Trial.startup_s; docs/clock.md).
 DEFAULT_STARTUP_S = 0.1
-UNSTEADY_PROBE_HEADROOM = 2.0
+UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is taken as up to this times its own
 # A 16 MiB probe of a fast cipher is all start-up (every cipher's first 32 MiB arrive at ~230 MiB/s here): one
 # at RAMP_PROBE_SIZE reads past it (its late rate 0.9-1.15x the steady one: aes128-gcm 1085 vs 942 MiB/s,
 # aes256-ctr 400 vs 443), where the 16 MiB one's late rates read 3-377 MiB/s for ciphers steady at 360-940.
 RAMP_PROBE_SIZE = 64 * MIB
 RAMP_PROBE_MIB_S = 100.0  # a 16 MiB probe at least this fast: 64 MiB take well under a second
-RAMP_PROBE_HEADROOM = 1.25  # a probe with no steady part: the steady rate is taken as up to this times its own
+RAMP_PROBE_HEADROOM = 1.0  # its late rate as it is: the ladder rounds the size up (by up to 1.5x) anyway
 
 
 class Calibration:
