@@ -26,6 +26,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.env th { font-weight: 600; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 #results { font-size: 0.85rem; } #results th, #results td { padding: 0.2rem 0.4rem; }
+#results td { white-space: nowrap; }  /* a name or a figure is never broken across lines */
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.9rem; color: #555; }
 .warn { color: #8a5300; }
