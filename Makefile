@@ -30,7 +30,7 @@ lint: $(BIN)/sshbench
 test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15  # the slowest tests listed: the suite must stay under 10 minutes
 
 # The fast tier only: no sshd, namespace or sshbench process started (tests/conftest.py marks the others
 # `e2e`); for the edit-test loop. `make test` runs both tiers.

@@ -61,6 +61,23 @@ def test_two_high_are_a_shared_limit_and_noise_is_undecided():
     assert noisy["kind"] == "undecided" and noisy["line"].startswith("undecided: slowing the client's CPU")
 
 
+def test_beside_a_limit_an_undecided_resource_measured_as_high_shares_it():
+    """ssh and sshd on a CPU each: both read ~1.0, one with a wide interval. The verdict is the same as when
+    both intervals are narrow (it said "the server's CPU" alone in 2 of 5 default runs); below HIGH it is not."""
+    server = _entry("server-cpu", BASE, {r: v * 0.47 for r, v in BASE.items()} | {1: 120 * 0.45})
+    wide = _entry("client-cpu", BASE, {0: 30.0, 1: 100.0, 2: 50.0, 3: 55.0})
+    assert wide["ci95"][0] < sensitivity.HIGH <= wide["sensitivity"]
+    verdict = sensitivity.decide([server, wide], 0.5)
+    assert verdict["kind"] == "shared" and verdict["limited_by"] == ["server-cpu", "client-cpu"]  # as given
+    assert verdict["title"] == "the server's CPU and the client's CPU together"
+    assert verdict["uncertain"] == ["client-cpu"] and verdict["undecided"] == []
+    assert "the client's CPU 48% (-1 to 73%)" in verdict["line"] and len(verdict["line"]) <= 96
+    weak = _entry("client-cpu", BASE, {0: 60.0, 1: 125.0, 2: 80.0, 3: 100.0})
+    assert weak["sensitivity"] < sensitivity.HIGH and sensitivity._class(weak) == "undecided"
+    alone = sensitivity.decide([server, weak], 0.5)
+    assert alone["kind"] == "server-cpu" and alone["undecided"] == ["client-cpu"] and alone["uncertain"] == []
+
+
 def test_a_confident_cost_below_half_is_a_partial_limit():
     """Loopback here: halving the server's CPU cost 28% (18 to 37%): it matters, not alone."""
     partly = {r: v * (0.72 + (0.04 if r % 2 else -0.04)) for r, v in BASE.items()}
