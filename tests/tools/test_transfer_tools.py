@@ -117,14 +117,14 @@ def test_users_file_is_sent_and_never_modified(tmp_path):
 
 
 class _CorruptingPipe(PipeTool):
-    """A server side that flips a byte of what it stored, size unchanged: only the checksum sees it."""
+    """A server side that flips the bits of one byte it stored, size unchanged: only the checksum sees it.
+    (Writing a fixed "X" there left the file unchanged whenever the random payload had an X at that offset:
+    one run in 256 passed the corruption, as the suite did once.)"""
 
     def remote_command(self, direction="up", files=None):
         command = super().remote_command(direction, files)
-        sink = files.remote_sink
-        return command.replace(
-            "2>&1; rc=$?", f"2>&1; rc=$?; printf X | dd of={sink} bs=1 seek=100 conv=notrunc 2>/dev/null"
-        )
+        flip = "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.pwrite(fd, bytes([os.pread(fd, 1, 100)[0] ^ 255]), 100)"
+        return command.replace("2>&1; rc=$?", f'2>&1; rc=$?; python3 -c "{flip}" {files.remote_sink}')
 
 
 def test_corruption_is_caught_by_verify(tmp_path):
