@@ -129,6 +129,12 @@ def _merge_ceilings(source: Path, into: Path) -> None:
     into.write_text(json.dumps(merged))
 
 
+def with_shared_ceilings(cache_home: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fixture's own XDG_CACHE_HOME, started with the crypto ceilings the session has measured."""
+    _merge_ceilings(tmp_path_factory.getbasetemp() / "shared-cache" / CEILINGS, cache_home / CEILINGS)
+    return str(cache_home)
+
+
 @pytest.fixture(autouse=True)
 def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Per test: its own runtime dir, store, caches and temp spaces (so that 'nothing left behind'

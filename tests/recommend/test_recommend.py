@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sshbench_argv
+from conftest import sshbench_argv, with_shared_ceilings
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.recommend import config as recommend
@@ -40,7 +40,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
         **os.environ,
         "SSHBENCH_RUNTIME_DIR": str(base / "runtime"),
         "SSHBENCH_DB": str(base / "results.db"),
-        "XDG_CACHE_HOME": str(base / "cache"),
+        "XDG_CACHE_HOME": with_shared_ceilings(base / "cache", tmp_path_factory),
         "XDG_DATA_HOME": str(base / "data"),
     }
     json_path = base / "run.json"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import with_shared_ceilings
 from sshbench import answer, summary
 from sshbench.baselines import bottleneck
 from sshbench.cleanup import Cleanup
@@ -64,7 +65,7 @@ def terminal(tmp_path_factory: pytest.TempPathFactory):
         **os.environ,
         "SSHBENCH_RUNTIME_DIR": str(base / "runtime"),
         "SSHBENCH_DB": str(base / "results.db"),
-        "XDG_CACHE_HOME": str(base / "cache"),
+        "XDG_CACHE_HOME": with_shared_ceilings(base / "cache", tmp_path_factory),
         "XDG_DATA_HOME": str(base / "data"),
         "TERM": "xterm-256color",
     }

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from conftest import with_shared_ceilings
 from sshbench.errors import SshbenchError
 from sshbench.report import formats, table
 from sshbench.store import open_store, result_from_document
@@ -30,7 +31,7 @@ def real_document(tmp_path_factory) -> dict:
         **os.environ,
         "SSHBENCH_DB": str(state / "r.db"),
         "SSHBENCH_RUNTIME_DIR": str(state / "runtime"),
-        "XDG_CACHE_HOME": str(state / "cache"),
+        "XDG_CACHE_HOME": with_shared_ceilings(state / "cache", tmp_path_factory),
         "TMPDIR": str(state),
     }
     out = state / "doc.json"
