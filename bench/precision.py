@@ -214,11 +214,12 @@ def main() -> int:
                 print(f"  {a.label} vs {b.label}:")
                 agreement(a, b)
             walls = [m.wall_s for m in runs]
-            print(
-                f"{len(runs)} runs: fastest group ordered in {group_ok} of {len(runs)}, aes128-gcm vs chacha20 decided "
-                f"in {gcm_ok} of {len(runs)}, wall {min(walls):.0f}-{max(walls):.0f} s "
-                f"({sum(w <= 60 for w in walls)} of {len(runs)} within 60 s)"
-            )
+            if runs:  # (--runs 0: only the other parts)
+                print(
+                    f"{len(runs)} runs: fastest group ordered in {group_ok} of {len(runs)}, aes128-gcm vs chacha20 "
+                    f"decided in {gcm_ok} of {len(runs)}, wall {min(walls):.0f}-{max(walls):.0f} s "
+                    f"({sum(w <= 60 for w in walls)} of {len(runs)} within 60 s)"
+                )
         if args.sweep:
             targets = [float(x) for x in args.sweep.split(",")]
             print(f"--seconds sweep, interleaved x{args.sweep_rounds}:")
