@@ -531,16 +531,10 @@ class Runner:
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
         overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
-
-        def before(target: Target) -> None:  # the target's own step (a link switched), then the throttle
-            target.before_trial(combo)
-            if overlay.before_trial is not None:
-                overlay.before_trial(target, combo)
-
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
-            before(target)
+            overlay.prepare(target, combo)
             trial = parallel.run_parallel_trial(
                 ssh=self._ssh_for(combo),
                 target=target,
@@ -555,7 +549,7 @@ class Runner:
             )
         else:
             files = paths.for_trial(combo, item.kind, size)
-            before(target)
+            overlay.prepare(target, combo)
             trial = run_trial(
                 ssh=self._ssh_for(combo),
                 target=target,

@@ -91,7 +91,13 @@ class TrialOverlay:
     the client's (its cgroup) and a step after the target's before_trial() (a throttle of one resource)."""
 
     client_prefix: tuple[str, ...] = ()
-    before_trial: Callable[[Target, Combination], None] | None = None
+    throttle: Callable[[Target, Combination], None] | None = None
+
+    def prepare(self, target: Target, combo: Combination) -> None:
+        """Right before the trial: the target's own step (an emulated link switched), then the throttle."""
+        target.before_trial(combo)
+        if self.throttle is not None:
+            self.throttle(target, combo)
 
 
 def run_trial(

@@ -37,9 +37,7 @@ REPETITION_BASE = 10_000  # the experiment's trials' repetition numbers: never a
 def _overlay(prefix: list[str], throttle: Throttle | None) -> TrialOverlay:
     """A trial whose clients start under the experiment's prefix, with one throttle applied after the
     target's own before_trial() (an emulated link is switched first, then throttled)."""
-    if throttle is None:
-        return TrialOverlay(client_prefix=tuple(prefix))
-    return TrialOverlay(client_prefix=tuple(prefix), before_trial=lambda target, combo: throttle.apply(target, combo))
+    return TrialOverlay(client_prefix=tuple(prefix), throttle=throttle.apply if throttle is not None else None)
 
 
 def combinations_to_probe(result: RunResult, mode: str) -> list[Combination]:
