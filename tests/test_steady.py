@@ -212,3 +212,29 @@ def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_st
         fixed = {COMBO: 1024 * MIB}
         follow_measured_rates(fixed, trials[0], trials, kept)
         assert fixed[COMBO] == 1024 * MIB  # a --size of the user's; --server-cpu sizes cover a channel window
+
+
+def _probe(size: int, mib_s: float, late_mib_s: float) -> Trial:
+    probe = _trial(0, mib_s, "server-reader", NO_STEADY_PART)
+    probe.payload_bytes, probe.warmup, probe.late_mib_s = size, True, late_mib_s
+    probe.data_s = size / MIB / mib_s
+    return probe
+
+
+def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_it_is():
+    """A 16 MiB probe is all start-up (~230 MiB/s for every cipher): a fast one probes again with 64 MiB; a
+    slow one (3DES, ~28 MiB/s) already timed its cipher and sizes at once."""
+    from sshbench.calibration import RAMP_PROBE_SIZE, Calibration
+    from sshbench.settings import RunSettings
+
+    settings = RunSettings(seconds=0.25)
+    sizes = {COMBO: 16 * MIB}
+    calibration = Calibration([COMBO], settings, sizes)
+    assert calibration.after_probe(COMBO, _probe(16 * MIB, 230, 120), 0) is True
+    assert sizes[COMBO] == RAMP_PROBE_SIZE
+    assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 570, 1000), 1) is False
+    # 1000 MiB/s x (0.25 s + the 0.2 s omitted) + the first window: 452 MiB -> 512 (not x2: 1024)
+    assert sizes[COMBO] == 512 * MIB and calibration.probe_rates[COMBO] == 1000.0
+    slow_sizes = {COMBO: 16 * MIB}
+    assert Calibration([COMBO], settings, slow_sizes).after_probe(COMBO, _probe(16 * MIB, 28, 28), 0) is False
+    assert slow_sizes[COMBO] < RAMP_PROBE_SIZE

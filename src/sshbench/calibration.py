@@ -55,12 +55,11 @@ class Calibration:
             return False
         probed = self.sizes[combo]
         # A probe with no steady part (sshbench.steady) timed mostly the connection's start-up, whose rate is
-        # a fraction of the steady one (~0.3-0.5 on loopback): its late rate (the second half of its data
-        # phase) sizes the trials instead, without a bigger probe (which cost ~6 s of a default run).
-        # Even its late rate is still in the ramp: sized from it as it is, the first measured round of the
-        # fastest ciphers had no steady part either (late rates of 16 MiB probes read 0.32-0.82x the steady
-        # rate in one default run: aes128-ctr 110 vs 340 MiB/s, aes128-gcm 417 vs 640), lost its rates, and
-        # left those rows 2 rounds, too few for any decision. So such a probe sizes as if twice as fast.
+        # a fraction of the steady one. A fast 16 MiB one says nothing about its cipher (RAMP_PROBE_SIZE): it
+        # probes again with 64 MiB, whose late rate (the second half of its data phase) sizes the trials as it
+        # is. A slower one sizes from its late rate at once, as if twice as fast: its late rate is still in the
+        # ramp (0.32-0.82x the steady rate in one default run), and sized from it as it is, the first round had
+        # no steady part either and lost its rates.
         unsteady = trial.steady_note == NO_STEADY_PART
         if unsteady and probed < RAMP_PROBE_SIZE and trial.mib_s >= RAMP_PROBE_MIB_S and attempt + 1 < PROBE_ATTEMPTS:
             self.sizes[combo] = min(RAMP_PROBE_SIZE, s.max_size)
