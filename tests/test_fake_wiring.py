@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -37,6 +38,29 @@ def test_the_matrix_is_every_selected_cell_plus_the_default_reference():
     assert {c.tool for c in combos} == {"fake"} and {c.server for c in combos} == {"openssh"}
     default = CLIENT.default_ciphers[0]
     assert any(c.cipher == default for c in combos) and any(default in n for n in notices), notices
+
+
+def test_with_no_ciphers_given_the_matrix_is_what_the_client_offers_by_default_and_says_what_it_left_out():
+    client = replace(CLIENT, default_ciphers=["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "3des-cbc"])
+    target = FakeTarget(client=client)
+
+    def ciphers(**options) -> tuple[set[str], list[str]]:
+        notices: list[str] = []
+        combos = plan_matrix({"openssh": target}, {"fake": FakeTool()}, RunSettings(**options), notices)
+        return {c.cipher for c in combos}, notices
+
+    chosen, notices = ciphers()
+    # the client's defaults the server speaks (3des-cbc is offered by neither end here)
+    assert chosen == {"chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com"}
+    assert "ciphers: the 2 your ssh offers by default; --ciphers all adds aes128-ctr, aes256-ctr" in notices
+    for options in ({"ciphers": "all"}, {"full": True}):
+        chosen, notices = ciphers(**options)
+        assert chosen == set(CLIENT.ciphers) and not any(n.startswith("ciphers:") for n in notices)
+    assert ciphers(ciphers="aes128-ctr")[0] == {"aes128-ctr", "chacha20-poly1305@openssh.com"}  # + the default
+    # an AsyncSSH server is there for the legacy ciphers: every one both ends speak
+    notices = []
+    combos = plan_matrix({"asyncssh": target}, {"fake": FakeTool()}, RunSettings(), notices)
+    assert {c.cipher for c in combos} == set(CLIENT.ciphers)
 
 
 def test_no_baselines_drops_the_default_reference():

@@ -238,3 +238,45 @@ def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_i
     slow_sizes = {COMBO: 16 * MIB}
     assert Calibration([COMBO], settings, slow_sizes).after_probe(COMBO, _probe(16 * MIB, 28, 28), 0) is False
     assert slow_sizes[COMBO] < RAMP_PROBE_SIZE
+
+
+def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
+    """--runs auto fits the data phase for PLANNED_AUTO_ROUNDS rounds (the minimum 3 are in the plan): shorter
+    phases leave room for the rounds past the third, which decide the close pairs. The --why reserve is sized
+    for its own trials (WHY_SECONDS), not for the run's."""
+    from sshbench.calibration import FIT_FLOOR_S, PLANNED_AUTO_ROUNDS, Calibration, Reserve
+    from sshbench.plan import schedule
+    from sshbench.settings import RunSettings
+
+    def fit(time_left_s: float, reserve: Reserve | None = None) -> tuple[float, str | None]:
+        settings = RunSettings(seconds=1.0, runs=3, adaptive=True, fit_seconds=True)
+        calibration = Calibration([COMBO], settings, {COMBO: 16 * MIB})
+        calibration.probe_rates[COMBO] = 1000.0
+        warm = _trial(0, 500, "server-reader")
+        warm.warmup, warm.wall_s, warm.data_s = True, 0.6, 0.2  # 0.4 s of set-up per connection
+        rest = [p for p in schedule([COMBO], [], 3, 1, calibrate=True) if not p.warmup]
+        notice = calibration.fit_minimum_rounds(rest, [warm], time_left_s, reserve)
+        return settings.seconds, notice
+
+    # at 1 s, a round is 0.4 s set-up + 1536 MiB / 1000 MiB/s + 0.1 s start-up: 3 rounds take ~6.1 s, 5 ~10.2 s
+    seconds, notice = fit(8.0)
+    assert FIT_FLOOR_S < seconds < 1.0 and notice is not None
+    assert f"to fit {PLANNED_AUTO_ROUNDS} rounds of 1 transfers" in notice
+    assert fit(12.0) == (1.0, None)  # 5 rounds at 1 s fit: nothing shrinks
+    reserve = Reserve(trials=10, min_data_s=0.5, stretch=1.5)
+    assert reserve.cost(0.4, 0.1) == 10 * (0.4 + 0.6 * 1.5)
+    with_reserve, _ = fit(12.0 + reserve.cost(0.4, 0.1) - 3.0, reserve)
+    assert with_reserve < 1.0  # the reserve's 13 s come off the rounds' time
+    floor, notice = fit(1.0)
+    assert floor == FIT_FLOOR_S and notice is not None and "the run may overrun" in notice
+
+
+def test_a_cipher_with_a_fast_crypto_ceiling_probes_with_64_mib_at_once():
+    from sshbench.calibration import FAST_CEILING_MIB_S, RAMP_PROBE_SIZE, first_probe_size
+    from sshbench.payload import PROBE_SIZE
+
+    assert first_probe_size(9060.0, 1 << 30) == RAMP_PROBE_SIZE  # aes128-ctr here
+    assert first_probe_size(FAST_CEILING_MIB_S - 1, 1 << 30) == PROBE_SIZE
+    assert first_probe_size(30.0, 1 << 30) == PROBE_SIZE  # 3des-cbc: 64 MiB would take ~2.3 s
+    assert first_probe_size(None, 1 << 30) == PROBE_SIZE  # --no-baselines: no ceiling measured
+    assert first_probe_size(9060.0, 32 * MIB) == 32 * MIB  # never above --max-size

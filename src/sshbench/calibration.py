@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from sshbench.payload import needs_bigger_probe, size_at_least
+from sshbench.payload import PROBE_SIZE, needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
 from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
@@ -23,6 +23,12 @@ FIRST_WINDOW_BYTES = 2 * MIB  # OpenSSH's channel window
 # (~0.56 s per trial outside the data phase); at 0.25 s it fits 5 minutes. Below that the ~40 ms stalls
 # seen in ssh's data phase would be over 15% of it.
 FIT_FLOOR_S = 0.25
+# --runs auto fits the data phase for this many rounds, not only the minimum 3: the rounds past the third are
+# the adaptive ones, run only while a pair is undecided. Why more, shorter rounds: a paired interval over n
+# rounds is t(n-1)/sqrt(n) wide, 2.48 at 3 rounds and 1.24 at 5, so one trial in ten that reads 30% low (this
+# VM) leaves a 1.5x pair undecided at 3 rounds and decided at 5; a data phase twice as long narrows the
+# per-trial noise by far less (CV 11-16% at 0.25 s, 16-18% at 1 s on this VM: minute-scale swings).
+PLANNED_AUTO_ROUNDS = 5
 PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 
 
@@ -35,6 +41,16 @@ UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is
 RAMP_PROBE_SIZE = 64 * MIB
 RAMP_PROBE_MIB_S = 100.0  # a 16 MiB probe at least this fast: 64 MiB take well under a second
 RAMP_PROBE_HEADROOM = 1.0  # its late rate as it is: the ladder rounds the size up (by up to 1.5x) anyway
+# A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
+# probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would
+# only ask for the 64 MiB one (a default run probed every one of its 6 ciphers twice: ~2.5 s of its 55).
+FAST_CEILING_MIB_S = 1000.0
+
+
+def first_probe_size(ceiling_mib_s: float | None, max_size: int) -> int:
+    """The calibration probe's size for a combination with this crypto ceiling (None: not measured)."""
+    fast = ceiling_mib_s is not None and ceiling_mib_s >= FAST_CEILING_MIB_S
+    return min(RAMP_PROBE_SIZE if fast else PROBE_SIZE, max_size)
 
 
 class Calibration:
@@ -103,9 +119,10 @@ class Calibration:
     def fit_minimum_rounds(
         self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None = None
     ) -> str | None:
-        """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when the minimum
-        rounds (`rest`) and the `reserve` after them would not fit in `time_left_s` at ~`seconds` per trial, so
-        that a slower machine or a bigger matrix still ends on time. Records the target used as `seconds`;
+        """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when PLANNED_AUTO_ROUNDS
+        rounds (`rest` holds the minimum ones) and the `reserve` after them would not fit in `time_left_s` at
+        ~`seconds` per trial, so that the adaptive rounds have room and a slower machine or a bigger matrix still
+        ends on time. Records the target used as `seconds`;
         returns a notice.
 
         Each transfer is predicted as the run's own connections measured it (set-up outside the data phase,
@@ -135,12 +152,11 @@ class Calibration:
         fixed = sum(walls[item.kind] for item in rest if item.kind != TrialKind.TRANSFER)
         transfers = [item.combination for item in rest if item.kind == TrialKind.TRANSFER]
 
-        def cost(target: float) -> float:
-            total = fixed + sum(overhead + data_s(c, target) for c in transfers)
-            if reserve is not None:
-                one = max(reserve.min_data_s, data_s(reserve.combination, target)) * reserve.stretch
-                total += reserve.trials * (overhead + one)
-            return total
+        planned = max(s.runs, PLANNED_AUTO_ROUNDS)
+
+        def cost(target: float, rounds: int = planned) -> float:
+            total = (fixed + sum(overhead + data_s(c, target) for c in transfers)) * rounds / s.runs  # `rest`: s.runs
+            return total + (reserve.cost(overhead, startup) if reserve is not None else 0.0)
 
         target = fitted_data_phase(time_left_s, cost, s.seconds, FIT_FLOOR_S)
         if target >= s.seconds:
@@ -150,8 +166,8 @@ class Calibration:
                 self.sizes[member] = self._size_for(rate, seconds=target)
         notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s " + (
             f"(the floor) for {s.runs} rounds: the run may overrun"
-            if target <= FIT_FLOOR_S
-            else f"to fit {s.runs} rounds ({len(transfers)} transfers)"
+            if cost(FIT_FLOOR_S, s.runs) > 0.9 * time_left_s
+            else f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
         )
         s.seconds = round(target, 3)
         return notice
@@ -162,9 +178,23 @@ class Reserve:
     """Trials after the minimum rounds that the fit keeps time for: the default --why experiment's."""
 
     trials: int
-    combination: Combination  # what they move (the fastest row: the first combination until it is known)
-    min_data_s: float  # their data phase at least (why.WHY_SECONDS)
+    min_data_s: float  # their data phase (why.WHY_SECONDS: sized for it from the row's measured rate)
     stretch: float  # the mean factor the throttles stretch a trial by (half a resource: up to twice as long)
+
+    def cost(self, overhead_s: float, startup_s: float) -> float:
+        """Seconds the trials take: each a connection (`overhead_s`: wall outside the data phase) and a data
+        phase sized for `min_data_s` (Runner._why), plus the start-up's loss, stretched by the throttles."""
+        return self.trials * (overhead_s + (self.min_data_s + startup_s) * self.stretch)
+
+    def cost_after(self, trials: list[Trial]) -> float:
+        """`cost` with the overhead and start-up the run's measured transfers took."""
+        measured = [t for t in trials if t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.data_s]
+        overheads = [t.wall_s - t.data_s for t in measured if t.wall_s is not None and t.data_s is not None]
+        startups = [x for t in measured if (x := t.startup_s) is not None]
+        return self.cost(
+            statistics.median(overheads) if overheads else 1.0,
+            statistics.median(startups) if startups else DEFAULT_STARTUP_S,
+        )
 
 
 def follow_measured_rates(

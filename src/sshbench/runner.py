@@ -16,12 +16,14 @@ from pathlib import Path
 from sshbench import baselines as baseline_hooks
 from sshbench import builds, clock, environment, parallel, placement, summary, why
 from sshbench.algorithms import ClientAlgorithms
+from sshbench.baselines import crypto_ceiling
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
 from sshbench.calibration import (
     PROBE_ATTEMPTS,
     Calibration,
     Reserve,
+    first_probe_size,
     follow_measured_rates,
     grow_if_too_short,
     round_cost,
@@ -273,6 +275,11 @@ class Runner:
             aesni_env=self.ssh_env,
             client_crypto_library=self.result.environment.get("client_crypto_library"),
         )
+        if fixed_size is None and s.server_cpu is None and s.host is None and not self.target_spec.emulated:
+            crypto = self.result.baselines.get("crypto") or {}
+            for c in combos:  # OpenSSH on loopback: a fast cipher's probe starts past the connection's start
+                if c.client == "openssh" and c.server == "openssh":
+                    sizes[c] = first_probe_size(crypto_ceiling.ceiling_for(c, crypto)[0], s.max_size)
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         # A remote host's control runs in each direction measured (the server sends for "down").
@@ -314,9 +321,8 @@ class Runner:
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
-                # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve); a
-                # throttle that halves the limiting resource doubles a trial, the others cost nothing: 1.5 x
-                reserve = Reserve(self._why_trials(target, combos), combos[0], why.WHY_SECONDS, stretch=1.5)
+                # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
+                reserve = self._why_reserve(target, combos)
                 if self.resume_from is None and (
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
                 ):
@@ -361,7 +367,7 @@ class Runner:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
             elapsed = time.monotonic() - self._started
-            why_s = self._why_trials(target, self.result.combinations) * round_cost(self.result.trials, needing[:1])
+            why_s = self._why_reserve(target, self.result.combinations).cost_after(self.result.trials)
             if elapsed + round_cost(self.result.trials, needing) + END_RESERVE_S + why_s > s.budget_s:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
@@ -380,11 +386,20 @@ class Runner:
             f"--runs auto: {rounds} rounds, stopped: {reason}" + (f" ({left} pair(s) undecided)" if left else "")
         )
 
+    def _why_reserve(self, target: Target, combos: list[Combination]) -> Reserve:
+        """The default --why experiment's trials, for the budget: a throttle that halves the limiting resource
+        doubles a trial, the others cost nothing (1.5x)."""
+        return Reserve(self._why_trials(target, combos), why.WHY_SECONDS, stretch=1.5)
+
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
         """How many trials the default --why experiment will add (0 when it will not run)."""
         if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None:
             return 0
-        return 1 + self.settings.why_rounds * (1 + why.throttle_count(target, combos[0]))  # + its warm-up
+        # The reserve keeps time for the rounds a sensitivity needs (why.MIN_ROUNDS); past them the experiment
+        # runs on only while the budget lasts (its deadline), so the ranking's rounds come first: a default run
+        # that reserved all 4 spent 20 of its 50 s on the experiment and stopped its ranking at 3 rounds.
+        rounds = min(self.settings.why_rounds, why.MIN_ROUNDS) if self.settings.adaptive else self.settings.why_rounds
+        return 1 + rounds * (1 + why.throttle_count(target, combos[0]))  # + its warm-up
 
     def _why(
         self, target: Target, cleanup: Cleanup, sizes: dict[Combination, int], payloads: PayloadStore, workdir
@@ -400,9 +415,16 @@ class Runner:
 
         # The experiment's trials move at least WHY_SECONDS of data (the run's own may have shrunk to
         # 0.25 s to fit --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s.
+        # Sized for WHY_SECONDS at the row's measured steady rate, not from the run's own size: that one holds
+        # the omitted start-up on top of its target, rounded up the ladder (768 MiB for aes128-gcm at ~1100
+        # MiB/s), and a throttled trial runs it at half speed: a default run's experiment took 20 s. Under
+        # --server-cpu the run's size also covers a channel window (calibration._size_for): kept as a floor.
         rates = {s.combination: s.median_mib_s for s in summary.summaries(self.result) if s.median_mib_s}
+        floor = self.settings.server_cpu is not None
         why_sizes = {
-            c: max(size, size_for_rate(rates[c], why.WHY_SECONDS, self.settings.max_size)) if c in rates else size
+            c: max(size if floor else 0, size_for_rate(rates[c], why.WHY_SECONDS, self.settings.max_size))
+            if c in rates
+            else size
             for c, size in sizes.items()
         }
         if self.settings.size or self.settings.file:

@@ -22,7 +22,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "seed000",
             "scp of a compressible source tar, every cipher, with and without compression (seed 000)",
-            {"tool": "scp", "payload": "text", "compression": "both", "sink": "tmpfs"},
+            {"tool": "scp", "payload": "text", "compression": "both", "sink": "tmpfs", "ciphers": "all"},
         ),
         Preset(
             "seed001",
@@ -32,12 +32,12 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "seed002",
             "scp of a zero-filled file to disk: 3des-cbc against the rest (seed 002)",
-            {"tool": "scp", "payload": "zero", "sink": "disk"},
+            {"tool": "scp", "payload": "zero", "sink": "disk", "ciphers": "all"},
         ),
         Preset(
             "seed004",
             "`cat file | ssh -c X host wc -c` per cipher with its CPU time (seed 004)",
-            {"tool": "pipe", "payload": "random", "sink": "null"},
+            {"tool": "pipe", "payload": "random", "sink": "null", "ciphers": "all"},
         ),
     )
 }

@@ -53,7 +53,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run.add_argument("host", nargs="?", help="user@host or an ssh_config alias; omit for the private sshd")
     run.add_argument(
         "--ciphers",
-        help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' (default: all both ends support)",
+        help="comma list of names, globs ('aes*-gcm*'), 'all' or 'default' (default: the ones your ssh offers by "
+        "default that the server speaks; 'all' adds the CBC and 3DES ones; --full: all)",
     )
     run.add_argument("--macs", help="as --ciphers (default: the MAC a default connection negotiates; all with --full)")
     run.add_argument("--kex", help="as --ciphers (default: the kex a default connection negotiates)")
@@ -63,7 +64,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--seconds",
         type=float,
         help="adaptive sizing: aim for a data phase this long (default 1.0; with --runs auto it shrinks, to "
-        "0.25 at least, when the first rounds would not fit in --budget; under --server-cpu F below 0.3, 0.3/F "
+        "0.25 at least, when 5 rounds would not fit in --budget; under --server-cpu F below 0.3, 0.3/F "
         "and never shrunk: a transfer's fixed CPU cost at the server would otherwise rank every fast cipher alike)",
     )
     run.add_argument(

@@ -114,8 +114,10 @@ def experiment(
             ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE - 1, True),
             _overlay(prefix, None),
         )
+        round_s = 0.0  # the longest round so far: a round past MIN_ROUNDS starts only if one more fits
         for r in range(rounds):
-            if r >= MIN_ROUNDS and deadline is not None and time.monotonic() > deadline:
+            round_started = time.monotonic()
+            if r >= MIN_ROUNDS and deadline is not None and round_started + round_s > deadline:
                 break
             order: list[Throttle | None] = [None, *ready]
             rng.shuffle(order)
@@ -135,6 +137,7 @@ def experiment(
                         slow[step.resource][r] = reader
                 else:
                     invalid.append(trial.invalid_reason or "no rate")
+            round_s = max(round_s, time.monotonic() - round_started)
     finally:
         for throttle in ready:
             throttle.teardown()
