@@ -387,9 +387,11 @@ class Runner:
         )
 
     def _why_reserve(self, target: Target, combos: list[Combination]) -> Reserve:
-        """The default --why experiment's trials, for the budget: a throttle that halves the limiting resource
-        doubles a trial, the others cost nothing (1.5x)."""
-        return Reserve(self._why_trials(target, combos), why.WHY_SECONDS, stretch=1.5)
+        """The default --why experiment's trials, for the budget. A throttle that halves a CPU here made its trial
+        2-2.5x as long (the quota's 10 ms periods cost more than half: 1258 vs 488 MiB/s), and both CPUs limit a
+        loopback transfer: a round of one unthrottled and two throttled trials is ~2x one trial's data phase
+        per trial (1.5 under-predicted a default run's experiment by ~7 s: 19.8 s for 3 rounds, the command 59.7 s)."""
+        return Reserve(self._why_trials(target, combos), why.WHY_SECONDS, stretch=2.0)
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
         """How many trials the default --why experiment will add (0 when it will not run)."""
