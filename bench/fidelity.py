@@ -75,6 +75,25 @@ def row_of(doc: dict, cipher: str) -> dict | None:
     return rows[0] if rows else None
 
 
+def time_weighted_mib_s(doc: dict, row: dict) -> float | None:
+    """What the row's measured trials moved over the time their steady rates took: all their bytes over the sum
+    of each trial's bytes / its rate (a harmonic mean weighted by bytes). A bulk transfer averages this machine's
+    fast and slow moments by time the same way, where the median picks the typical trial."""
+    keys = ("cipher", "mac", "kex", "tool", "direction", "streams", "link")
+    trials = [
+        t
+        for t in doc["trials"]
+        if t["kind"] == "transfer"
+        and t["valid"]
+        and not t["warmup"]
+        and t.get("mib_s")
+        and t.get("data_clock") == "steady-state"
+        and all(t.get(k) == row.get(k) for k in keys)
+    ]
+    seconds = sum(t["payload_bytes"] / MIB / t["mib_s"] for t in trials)
+    return sum(t["payload_bytes"] for t in trials) / MIB / seconds if seconds else None
+
+
 def setup_s(doc: dict, row: dict) -> float | None:
     for h in doc.get("handshakes") or []:
         if h["kex"] == row["kex"] and h.get("tool", "pipe") == row["tool"] and h["median_ms"] is not None:
@@ -96,6 +115,7 @@ def main() -> int:
         args.run_options = ["--no-pin", *args.run_options]
     cleanup = Cleanup()
     headline: dict[str, list[float]] = {c: [] for c in ciphers}
+    weighted: dict[str, list[float]] = {c: [] for c in ciphers}
     bulk: dict[str, list[float]] = {c: [] for c in ciphers}
     predicted: dict[tuple[str, int], list[float]] = {}
     measured: dict[tuple[str, int], list[float]] = {}
@@ -137,6 +157,7 @@ def main() -> int:
                     true_s = trues[1]
                     big = timed([*base, reader], payloads[args.bulk])
                     headline[cipher].append(row["median_mib_s"])
+                    weighted[cipher].append(time_weighted_mib_s(doc, row) or row["median_mib_s"])
                     bulk[cipher].append(args.bulk / MIB / (big - true_s))
                     set_up = setup_s(doc, row)
                     for size in SMALL_SIZES:
@@ -147,7 +168,8 @@ def main() -> int:
                             predicted.setdefault((cipher, size), []).append(guess)
                     print(
                         f"round {rnd + 1} {cipher:<30} headline {row['median_mib_s']:6.0f}  bulk {bulk[cipher][-1]:6.0f}"
-                        f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  (true {true_s * 1000:.0f} ms,"
+                        f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  time-weighted {weighted[cipher][-1]:6.0f}"
+                        f" ratio {weighted[cipher][-1] / bulk[cipher][-1]:.3f}  (true {true_s * 1000:.0f} ms,"
                         f" start-up {1000 * (row.get('median_startup_s') or 0):.0f} ms)",
                         flush=True,
                     )
@@ -166,6 +188,11 @@ def main() -> int:
         print(
             f"{cipher:<30} {statistics.median(headline[cipher]):8.0f} {statistics.median(bulk[cipher]):7.0f}"
             f" {statistics.median(ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in ratios)}"
+        )
+        w_ratios = [w / b for w, b in zip(weighted[cipher], bulk[cipher])]
+        print(
+            f"{'  time-weighted':<30} {statistics.median(weighted[cipher]):8.0f} {'':>7}"
+            f" {statistics.median(w_ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in w_ratios)}"
         )
     print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
     for (cipher, size), guesses in predicted.items():
