@@ -263,7 +263,7 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
     assert FIT_FLOOR_S < seconds < 1.0 and notice is not None
     assert f"to fit {PLANNED_AUTO_ROUNDS} rounds of 1 transfers" in notice
     assert fit(12.0) == (1.0, None)  # 5 rounds at 1 s fit: nothing shrinks
-    reserve = Reserve(trials=10, min_data_s=0.5, stretch=1.5)
+    reserve = Reserve(trials=10, data_s_each=0.5, stretch=1.5)
     assert reserve.cost(0.4, 0.1) == 10 * (0.4 + 0.6 * 1.5)
     with_reserve, _ = fit(12.0 + reserve.cost(0.4, 0.1) - 3.0, reserve)
     assert with_reserve < 1.0  # the reserve's 13 s come off the rounds' time

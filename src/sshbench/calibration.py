@@ -178,13 +178,13 @@ class Reserve:
     """Trials after the minimum rounds that the fit keeps time for: the default --why experiment's."""
 
     trials: int
-    min_data_s: float  # their data phase (why.WHY_SECONDS: sized for it from the row's measured rate)
+    data_s_each: float  # their data phase (why.WHY_SECONDS: sized for it from the row's measured rate)
     stretch: float  # the mean factor the throttles stretch a trial by (half a resource: up to twice as long)
 
     def cost(self, overhead_s: float, startup_s: float) -> float:
         """Seconds the trials take: each a connection (`overhead_s`: wall outside the data phase) and a data
-        phase sized for `min_data_s` (Runner._why), plus the start-up's loss, stretched by the throttles."""
-        return self.trials * (overhead_s + (self.min_data_s + startup_s) * self.stretch)
+        phase sized for `data_s_each` (Runner._why), plus the start-up's loss, stretched by the throttles."""
+        return self.trials * (overhead_s + (self.data_s_each + startup_s) * self.stretch)
 
     def cost_after(self, trials: list[Trial]) -> float:
         """`cost` with the overhead and start-up the run's measured transfers took."""

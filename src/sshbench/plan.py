@@ -247,12 +247,8 @@ def select_algorithms(
         return chosen
 
     offered = [c for c in client.default_ciphers if c in server.ciphers and c in client.ciphers]
-    if s.ciphers:
-        ciphers = select("cipher", s.ciphers, client, server, label)
-    elif s.full or every_cipher or not offered:
-        ciphers = select("cipher", "all", client, server, label)
-    else:
-        ciphers = select("cipher", "default", client, server, label)
+    every = s.full or every_cipher or not offered
+    ciphers = select("cipher", s.ciphers or ("all" if every else "default"), client, server, label)
     if s.macs:
         macs = select("mac", s.macs, client, server, label)
     elif s.full:

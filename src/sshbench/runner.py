@@ -389,8 +389,8 @@ class Runner:
     def _why_reserve(self, target: Target, combos: list[Combination]) -> Reserve:
         """The default --why experiment's trials, for the budget. A throttle that halves a CPU here made its trial
         2-2.5x as long (the quota's 10 ms periods cost more than half: 1258 vs 488 MiB/s), and both CPUs limit a
-        loopback transfer: a round of one unthrottled and two throttled trials is ~2x one trial's data phase
-        per trial (1.5 under-predicted a default run's experiment by ~7 s: 19.8 s for 3 rounds, the command 59.7 s)."""
+        loopback transfer: the mean trial of a round (one unthrottled, two throttled) has ~2x the data phase
+        (1.5 under-predicted a default run's experiment by ~7 s: 19.8 s for 3 rounds, the command 59.7 s)."""
         return Reserve(self._why_trials(target, combos), why.WHY_SECONDS, stretch=2.0)
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
@@ -415,9 +415,9 @@ class Runner:
             self.result.baselines["why"] = {"mode": mode, "skipped": "needs root (cgroups, tc)", "combinations": []}
             return
 
-        # The experiment's trials move at least WHY_SECONDS of data (the run's own may have shrunk to
-        # 0.25 s to fit --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s.
-        # Sized for WHY_SECONDS at the row's measured steady rate, not from the run's own size: that one holds
+        # The experiment's trials move about WHY_SECONDS of data (the run's own may have shrunk to 0.25 s to fit
+        # --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s. Sized for it at
+        # the row's measured steady rate, not from the run's own size: that one holds
         # the omitted start-up on top of its target, rounded up the ladder (768 MiB for aes128-gcm at ~1100
         # MiB/s), and a throttled trial runs it at half speed: a default run's experiment took 20 s. Under
         # --server-cpu the run's size also covers a channel window (calibration._size_for): kept as a floor.
