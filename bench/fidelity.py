@@ -22,7 +22,16 @@ Placement: the runs pin the client and the private sshd to CPUs of their own (`-
 B and C (the same CPUs, through the same taskset prefixes): the comparison is of the clock, not of the
 placement. `--no-pin` runs everything unpinned.
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher] [--no-pin] [-- RUN OPTIONS]
+`--inside`: the clock against the same bulk transfer, paired inside one connection, which takes this machine's
+swings between minutes out of the comparison (a default run and a 4 GiB transfer a minute apart read 0.66-1.56x
+of each other here). Each bulk transfer is sampled as a trial is (TCP_INFO every 20 ms); the steady-state
+estimator (sshbench.steady, the headline's clock) is given only its first part, cut where a default trial's data
+phase ends (`--trial-s 0.45`: the 0.2 s omitted plus the 0.25 s steady part the budget fits); that rate is
+compared with the whole transfer timed from outside (wall time minus a same-shape `ssh host true`). Printed: the
+geometric mean of those ratios per cipher and pooled, each with its 95% t interval over the transfers (goal:
+within 3% of 1), and the rest of the transfer from the sampler against the outside clock (the sampler's check).
+
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher | --inside [--trial-s 0.45]] [--no-pin] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -37,11 +46,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from sshbench import placement
+from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
-from sshbench.results import Combination
+from sshbench.progress import Sampler
+from sshbench.results import IMPLICIT_MAC, Combination
+from sshbench.statistics import paired_ratio_ci
 from sshbench.targets import PrivateOpenSSH
+from sshbench.tools.pipe import PipeTool
 from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
@@ -108,9 +120,14 @@ def main() -> int:
     parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
     parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
     parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
+    parser.add_argument("--inside", action="store_true", help="the clock on the start of each bulk transfer")
+    parser.add_argument("--prewarm", type=parse_size, default=0, help="--inside: a transfer this size before each")
+    parser.add_argument("--trial-s", type=float, default=0.45, help="--inside: the data phase a trial has")
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
     ciphers = args.ciphers.split(",")
+    if args.inside:
+        return inside(args, ciphers)
     if args.no_pin:
         args.run_options = ["--no-pin", *args.run_options]
     cleanup = Cleanup()
@@ -196,12 +213,134 @@ def main() -> int:
         )
     print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
     for (cipher, size), guesses in predicted.items():
-        took = measured[(cipher, size)][: len(guesses)]
-        ratios = [g / m for g, m in zip(guesses, took)]
+        times_taken = measured[(cipher, size)][: len(guesses)]
+        ratios = [g / m for g, m in zip(guesses, times_taken)]
         print(
-            f"{cipher:<30} {size // MIB:>5}M {statistics.median(guesses):11.3f} {statistics.median(took):10.3f}"
+            f"{cipher:<30} {size // MIB:>5}M {statistics.median(guesses):11.3f} {statistics.median(times_taken):10.3f}"
             f" {statistics.median(ratios):6.3f}"
         )
+    return 0
+
+
+def sampled(argv: list[str], stdin_path: str) -> tuple[float, list[float], list[int]]:
+    """Wall time of one transfer, and its client connection's bytes_acked sampled as a trial samples it."""
+    with open(stdin_path, "rb") as stdin:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sampler = Sampler(proc.pid, start).start()
+        try:
+            proc.wait(timeout=900)
+        finally:
+            progress = sampler.stop()
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"fidelity: the bulk transfer exited {proc.returncode}")
+    return wall, [s.t for s in progress.samples], [s.acked for s in progress.samples]
+
+
+def trial_clock(
+    times: list[float], counts: list[int], trial_s: float, payload_per_wire: float, omit_s: float = steady.OMIT_S
+) -> float | None:
+    """What the headline's clock reads on this transfer's first `trial_s` of data phase, as if the trial's
+    payload had ended there (a trial is a fresh connection's first bytes, like this one's), in payload MiB/s."""
+    first = steady.data_start(times, counts)
+    cut = next((i for i in range(first, len(times)) if times[i] >= times[first] + trial_s), None)
+    if cut is None:
+        return None
+    head_t, head_c = times[: cut + 1], counts[: cut + 1]
+    moved = head_c[-1] - head_c[0]
+    rate = steady.estimate(head_t, head_c, moved, omit_s).mib_s  # the cut's wire bytes as payload: wire MiB/s
+    return rate * payload_per_wire if rate is not None else None
+
+
+def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
+    cleanup = Cleanup()
+    clock: dict[str, dict[int, float]] = {c: {} for c in ciphers}
+    rest: dict[str, dict[int, float]] = {c: {} for c in ciphers}
+    outside: dict[str, dict[int, float]] = {c: {} for c in ciphers}
+    # other omits and trial lengths on the same transfers: would a longer omit, or a longer trial, agree?
+    variants: dict[tuple[float, float], dict[int, float]] = {
+        (omit, cut): {} for omit in (0.2, 0.4, 0.6) for cut in (omit + 0.25, omit + 0.5, omit + 1.0)
+    }
+    variants_outside: dict[int, float] = {}
+    loads = [os.getloadavg()[0]]
+    try:
+        target = PrivateOpenSSH()
+        target.placement = placement.choose(not args.no_pin, 1)[0]
+        target.start(cleanup)
+        print(f"placement: {target.placement.text() if target.placement else 'not pinned'}", flush=True)
+        kex = target.client_algorithms().default_kex[0]
+        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + 64 * MIB)
+        payload = str(PayloadStore(workdir).path_for(args.bulk))
+        prewarm = str(PayloadStore(workdir).path_for(args.prewarm)) if args.prewarm else ""
+        for rnd in range(args.rounds):
+            for cipher in ciphers:
+                combo = Combination(cipher, IMPLICIT_MAC, kex)  # no -m: the MAC a default connection takes
+                base = [
+                    *target.client_prefix(),
+                    "ssh",
+                    *target.client_options(),
+                    *algorithm_options(combo),
+                    *target.destination(),
+                ]
+                true_s = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))[1]
+                if args.prewarm:  # both CPUs busy right before, as in a run's back-to-back trials
+                    timed([*base, "dd of=/dev/null bs=1M 2>/dev/null"], prewarm)
+                # the trial's own remote command (sshbench.tools.pipe: the reader between two /proc and ss snapshots)
+                wall, times, counts = sampled([*base, "-v", PipeTool().remote_command("up")], payload)
+                per_wire = args.bulk / max(counts[-1] - counts[0], 1)
+                head = trial_clock(times, counts, args.trial_s, per_wire)
+                if head is None or len(times) < 10:
+                    print(f"round {rnd + 1} {cipher}: too few samples", file=sys.stderr)
+                    continue
+                outside[cipher][rnd] = args.bulk / MIB / (wall - true_s)
+                clock[cipher][rnd] = head
+                key = ciphers.index(cipher) * 10_000 + rnd
+                variants_outside[key] = outside[cipher][rnd]
+                for (omit, cut), values in variants.items():
+                    if (value := trial_clock(times, counts, cut, per_wire, omit)) is not None:
+                        values[key] = value
+                first = steady.data_start(times, counts)
+                after = next(i for i in range(first, len(times)) if times[i] >= times[first] + args.trial_s)
+                end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
+                rest[cipher][rnd] = (counts[end] - counts[after]) / MIB / (times[end] - times[after]) * per_wire
+                print(
+                    f"round {rnd + 1} {cipher:<30} trial clock {head:6.0f}  outside {outside[cipher][rnd]:6.0f}"
+                    f"  ratio {head / outside[cipher][rnd]:.3f}  rest (sampler) {rest[cipher][rnd]:6.0f}",
+                    flush=True,
+                )
+            loads.append(os.getloadavg()[0])
+    finally:
+        cleanup.close()
+    print(
+        f"\n{args.rounds} rounds of {args.bulk // MIB} MiB transfers; trial clock on the first {args.trial_s} s of data phase;"
+        f" load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+    print(f"{'combination':<30} {'clock':>6} {'outside':>7} {'clock/outside (95% CI)':>24} {'rest/outside':>13}")
+    pooled_clock: dict[int, float] = {}
+    pooled_outside: dict[int, float] = {}
+    for index, cipher in enumerate(ciphers):
+        if len(clock[cipher]) < 2:
+            continue
+        est = paired_ratio_ci(clock[cipher], outside[cipher])
+        sampler_check = paired_ratio_ci(rest[cipher], outside[cipher])
+        print(
+            f"{cipher:<30} {statistics.median(clock[cipher].values()):6.0f} {statistics.median(outside[cipher].values()):7.0f}"
+            f" {est.ratio:10.3f} ({est.low:.3f}-{est.high:.3f}) {sampler_check.ratio:13.3f}"
+        )
+        for rnd, value in clock[cipher].items():
+            pooled_clock[index * 10_000 + rnd] = value
+            pooled_outside[index * 10_000 + rnd] = outside[cipher][rnd]
+    if len(pooled_clock) >= 2:
+        est = paired_ratio_ci(pooled_clock, pooled_outside)
+        print(
+            f"{'pooled (' + str(len(pooled_clock)) + ' transfers)':<30} {'':>6} {'':>7} {est.ratio:10.3f} ({est.low:.3f}-{est.high:.3f})"
+        )
+    print("\nthe same transfers with other omits and trial lengths (pooled clock/outside, 95% CI):")
+    for (omit, cut), values in variants.items():
+        if len(values) >= 2:
+            est = paired_ratio_ci(values, variants_outside)
+            print(f"  omit {omit:.1f} s, data phase {cut:.2f} s: {est.ratio:.3f} ({est.low:.3f}-{est.high:.3f})")
     return 0
 
 

@@ -128,7 +128,7 @@ def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
     finally:
         cleanup.close()
     assert trial.valid, trial.invalid_reason
-    assert trial.steady_note == NO_STEADY_PART  # 4 MiB: over before the 0.2 s omit ends
+    assert trial.steady_note == NO_STEADY_PART  # 4 MiB: over before the omitted start ends
     assert trial.data_clock == "server-reader" and trial.mib_s is not None  # the earlier clock, kept
 
 
@@ -149,7 +149,14 @@ def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_tria
     short = _trial(1, 300, "server-reader", NO_STEADY_PART)
     before = sizes[COMBO]
     grow_if_too_short(sizes, short, settings)
-    assert sizes[COMBO] == min(4 * before, settings.max_size)
+    assert sizes[COMBO] == min(4 * before, settings.max_size)  # no late rate: four times as much
+    sizes[COMBO] = 256 * MIB
+    short.late_mib_s = 648.0  # the default run's aes256-ctr: its late rate needs 648 x 0.65 + 2 = 423 -> 512 MiB
+    grow_if_too_short(sizes, short, settings)
+    assert sizes[COMBO] == 512 * MIB
+    short.late_mib_s = 100.0  # a late rate that asks for less: still twice as much (it was too short)
+    grow_if_too_short(sizes, short, settings)
+    assert sizes[COMBO] == 1024 * MIB
     fixed = {COMBO: 64 * MIB}
     grow_if_too_short(fixed, short, RunSettings(size=64 * MIB))
     assert fixed[COMBO] == 64 * MIB  # a fixed --size never grows
@@ -189,11 +196,11 @@ def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_st
     from sshbench.calibration import follow_measured_rates
     from sshbench.settings import RunSettings
 
-    settings = RunSettings(seconds=0.3)
+    settings = RunSettings(seconds=round(0.5 - steady.OMIT_S, 3))  # a data phase of 0.5 s, the omit included
     sizes = {COMBO: 1024 * MIB}  # grown fourfold once: ~1 s of data phase at 1000 MiB/s
     trials = [_trial(0, 1000, STEADY_STATE)]
     follow_measured_rates(sizes, trials[0], trials, settings)
-    # 1000 MiB/s x (0.3 s steady + 0.2 s omitted) + the first window: 502 MiB, the next ladder step up
+    # 1000 MiB/s x (the steady part + the omitted start: 0.5 s) + the first window: 502 MiB, the next ladder step up
     assert sizes[COMBO] == 512 * MIB
     trials += [_trial(1, 600, STEADY_STATE), _trial(2, 500, STEADY_STATE)]  # slower rounds: median 600
     follow_measured_rates(sizes, trials[2], trials, settings)
@@ -208,7 +215,7 @@ def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_st
     sizes[COMBO] = 1024 * MIB
     follow_measured_rates(sizes, unsteady, trials, settings)
     assert sizes[COMBO] == 1024 * MIB  # no steady rate: grow_if_too_short's business
-    for kept in (RunSettings(seconds=0.3, size=1024 * MIB), RunSettings(seconds=0.3, server_cpu=0.5)):
+    for kept in (RunSettings(seconds=0.1, size=1024 * MIB), RunSettings(seconds=0.1, server_cpu=0.5)):
         fixed = {COMBO: 1024 * MIB}
         follow_measured_rates(fixed, trials[0], trials, kept)
         assert fixed[COMBO] == 1024 * MIB  # a --size of the user's; --server-cpu sizes cover a channel window
@@ -233,8 +240,8 @@ def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_i
     assert calibration.after_probe(COMBO, _probe(16 * MIB, 230, 120), 0) is True
     assert sizes[COMBO] == RAMP_PROBE_SIZE
     assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 570, 1000), 1) is False
-    # 1000 MiB/s x (0.25 s + the 0.2 s omitted) + the first window: 452 MiB -> 512 (not x2: 1024)
-    assert sizes[COMBO] == 512 * MIB and calibration.probe_rates[COMBO] == 1000.0
+    # 1000 MiB/s x (0.25 s + the 0.4 s omitted) + the first window: 652 MiB -> 768 (not x2: 1536)
+    assert sizes[COMBO] == 768 * MIB and calibration.probe_rates[COMBO] == 1000.0
     slow_sizes = {COMBO: 16 * MIB}
     assert Calibration([COMBO], settings, slow_sizes).after_probe(COMBO, _probe(16 * MIB, 28, 28), 0) is False
     assert slow_sizes[COMBO] < RAMP_PROBE_SIZE
