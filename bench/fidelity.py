@@ -26,12 +26,12 @@ placement. `--no-pin` runs everything unpinned.
 swings between minutes out of the comparison (a default run and a 4 GiB transfer a minute apart read 0.66-1.56x
 of each other here). Each bulk transfer is sampled as a trial is (TCP_INFO every 20 ms); the steady-state
 estimator (sshbench.steady, the headline's clock) is given only its first part, cut where a default trial's data
-phase ends (`--trial-s 0.45`: the 0.2 s omitted plus the 0.25 s steady part the budget fits); that rate is
+phase ends (`--trial-s`: the omitted start, steady.OMIT_S, plus the 0.25 s steady part the budget fits); that rate is
 compared with the whole transfer timed from outside (wall time minus a same-shape `ssh host true`). Printed: the
 geometric mean of those ratios per cipher and pooled, each with its 95% t interval over the transfers (goal:
 within 3% of 1), and the rest of the transfer from the sampler against the outside clock (the sampler's check).
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher | --inside [--trial-s 0.45]] [--no-pin] [-- RUN OPTIONS]
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher | --inside [--trial-s S] [--prewarm SIZE]] [--no-pin] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -122,7 +122,9 @@ def main() -> int:
     parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
     parser.add_argument("--inside", action="store_true", help="the clock on the start of each bulk transfer")
     parser.add_argument("--prewarm", type=parse_size, default=0, help="--inside: a transfer this size before each")
-    parser.add_argument("--trial-s", type=float, default=0.45, help="--inside: the data phase a trial has")
+    parser.add_argument(
+        "--trial-s", type=float, default=round(steady.OMIT_S + 0.25, 3), help="--inside: the data phase a trial has"
+    )
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
     ciphers = args.ciphers.split(",")
@@ -260,7 +262,7 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
     outside: dict[str, dict[int, float]] = {c: {} for c in ciphers}
     # other omits and trial lengths on the same transfers: would a longer omit, or a longer trial, agree?
     variants: dict[tuple[float, float], dict[int, float]] = {
-        (omit, cut): {} for omit in (0.2, 0.4, 0.6) for cut in (omit + 0.25, omit + 0.5, omit + 1.0)
+        (omit, cut): {} for omit in (0.2, 0.3, 0.4, 0.6) for cut in (omit + 0.25, omit + 0.5, omit + 1.0)
     }
     variants_outside: dict[int, float] = {}
     loads = [os.getloadavg()[0]]

@@ -11,7 +11,7 @@ round by round (this machine is shared and noisy):
           acknowledged by the reader and a 0.3 s pause (a warm session's burst: issue 23, point 6)
 
 Per transfer: the set-up before the data starts (the remote shell starting while the first channel
-window waits), the steady rate (sshbench.steady: 0.2 s omitted, to the last sample), the start-up cost
+window waits), the steady rate (sshbench.steady: steady.OMIT_S omitted, to the last sample), the start-up cost
 (the whole data phase minus bytes / steady rate), the transient's length (where the time lost reaches
 90% of its final value), and the rate in the first 50 ms bins relative to the steady rate.
 

@@ -21,6 +21,7 @@ from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.plan import ScheduledTrial
 from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
+from sshbench.steady import OMIT_S
 from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuotaError
 from sshbench.trial import TrialOverlay
@@ -30,7 +31,10 @@ from sshbench.why.throttles import Plan, Throttle, plan_for
 Measure = Callable[[ScheduledTrial, TrialOverlay], Trial]
 DEFAULT_ROUNDS = 4  # with 4 pairs the t interval's factor is 3.18; fewer is refused by --why-rounds
 MIN_ROUNDS = 3  # paired_ratio_ci's paired form needs 3 pairs
-WHY_SECONDS = 0.5  # the experiment's trials' data phase at least (the run's may be shorter)
+# The experiment's trials' data phase (the run's may be shorter): 0.25 s of steady part after the omitted start
+# (steady.OMIT_S); with less, an unthrottled trial lost its steady part where its throttled pair kept one, and
+# the pair then compared two clocks.
+WHY_SECONDS = OMIT_S + 0.25
 REPETITION_BASE = 10_000  # the experiment's trials' repetition numbers: never a run's round
 
 
