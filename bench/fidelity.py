@@ -62,6 +62,11 @@ SMALL_SIZES = (32 * MIB, 1024 * MIB)
 SSHBENCH = str(Path(sys.executable).with_name("sshbench"))
 
 
+def bare_ssh(target: PrivateOpenSSH, combo: Combination) -> list[str]:
+    """The bare client command a user would time: ssh with the combination's options, placed as a run places it."""
+    return [*target.client_prefix(), "ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
+
+
 def timed(argv: list[str], stdin_path: str) -> float:
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
@@ -164,13 +169,7 @@ def main() -> int:
                         print(f"round {rnd + 1}: {cipher} not in the run's results", file=sys.stderr)
                         continue
                     combo = Combination(cipher, row["mac"], row["kex"])
-                    base = [
-                        *target.client_prefix(),
-                        "ssh",
-                        *target.client_options(),
-                        *algorithm_options(combo),
-                        *target.destination(),
-                    ]
+                    base = bare_ssh(target, combo)
                     reader = "dd of=/dev/null bs=1M 2>/dev/null"
                     trues = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))
                     true_s = trues[1]
@@ -278,13 +277,7 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
         for rnd in range(args.rounds):
             for cipher in ciphers:
                 combo = Combination(cipher, IMPLICIT_MAC, kex)  # no -m: the MAC a default connection takes
-                base = [
-                    *target.client_prefix(),
-                    "ssh",
-                    *target.client_options(),
-                    *algorithm_options(combo),
-                    *target.destination(),
-                ]
+                base = bare_ssh(target, combo)
                 true_s = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))[1]
                 if args.prewarm:  # both CPUs busy right before, as in a run's back-to-back trials
                     timed([*base, "dd of=/dev/null bs=1M 2>/dev/null"], prewarm)
