@@ -177,6 +177,13 @@ def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
     assert "clocks differ" in clock_lines(comparison)[0]
     same = compare_runs([new, new])
     assert same.rows[0].ratios[0] is not None and clock_lines(same) == []
+    # a run that recorded its 0.3 s omit against one stored before (0.2 s): the same clock, a ratio, and a line
+    newer = RunResult(settings=RunSettings(), trials=[_trial(r, 950, STEADY_STATE) for r in range(3)], run_id=3)
+    newer.environment["steady_omit_s"] = 0.3
+    shifted = compare_runs([new, newer])
+    assert shifted.rows[0].ratios[0] is not None
+    (line,) = clock_lines(shifted)
+    assert "run 2: 0.2 s, run 3: 0.3 s" in line and "5-9%" in line
 
 
 def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_trials_size():

@@ -199,6 +199,17 @@ def counted(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> list[T
 
 
 EARLIER_CLOCK = "earlier"
+# The start-up the steady-state clock left out in runs stored before a run recorded its own
+# (environment.steady_omit_s; docs/clock.md).
+UNRECORDED_OMIT_S = 0.2
+
+
+def steady_omit_s(result: RunResult) -> float | None:
+    """The seconds after the data started that a steady-state run's rates leave out; None for another clock."""
+    if run_clock(result.trials) != STEADY_STATE:
+        return None
+    recorded = result.environment.get("steady_omit_s")
+    return float(recorded) if isinstance(recorded, int | float) else UNRECORDED_OMIT_S
 
 
 def run_clock(trials: list[Trial]) -> str | None:
