@@ -236,6 +236,8 @@ class Runner:
             "client_strict_kex": client.strict_kex,
             "client_default_algorithms": defaults_json(client, server),  # the conclusion's "your ssh's default"
             "target": label,
+            # the start-up the steady clock leaves out of this run's rates (0.2 s before it was recorded; docs/clock.md)
+            "steady_omit_s": OMIT_S,
             **(
                 {"builds": self._build_facts(client_builds or {})} if client_builds or len(self.sshd_builds) > 1 else {}
             ),
@@ -451,8 +453,6 @@ class Runner:
         )
 
     def _note_payloads(self) -> None:
-        # the start-up the steady clock left out of this run's rates (it was 0.2 s before 2026-11-25; docs/clock.md)
-        self.result.environment["steady_omit_s"] = OMIT_S
         ratios = self._files.zlib_ratios
         if ratios:
             self.result.environment["payload_zlib_ratio"] = {k: round(v, 4) for k, v in ratios.items()}

@@ -10,7 +10,7 @@ length as much as the cipher. Like iperf3's `--omit`, the start is left out:
 2. A fixed `OMIT_S` after that start is left out. Fixed, not detected: on this shared 2-core machine the
    per-50 ms rate swings by 30-50% in the steady part too (other processes), so a detector tuned to find
    the end of the ramp finds those swings instead, and a fixed length is the same for every cipher.
-   docs/clock.md has the measured transients it covers and why it is 0.4 s.
+   docs/clock.md has the measured transients it covers and why it is 0.3 s.
 3. The steady window runs from there to the last sample before the counter reached its final value, so
    both ends are real readings (no sampling-interval rounding). Its least-squares slope, scaled from wire
    bytes to payload bytes (SSH framing, compression), is the steady rate.

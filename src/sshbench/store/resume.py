@@ -16,7 +16,15 @@ from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 
 # What a trial's number depends on; any change and the old and new trials cannot share a median.
-COMPARABLE_KEYS = ("cpu_model", "cores", "client_ssh_version", "client_crypto_library", "server_ssh_version")
+# steady_omit_s: trials whose clock left out another start read a few percent apart (docs/clock.md)
+COMPARABLE_KEYS = (
+    "cpu_model",
+    "cores",
+    "client_ssh_version",
+    "client_crypto_library",
+    "server_ssh_version",
+    "steady_omit_s",
+)
 RESUMABLE = ("interrupted", "failed")
 
 
