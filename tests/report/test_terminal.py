@@ -149,7 +149,7 @@ def test_conclusion_figures_are_the_summaries(terminal) -> None:
     # (--pin, the default on 2+ CPUs) each side is judged on its own cores: never "shared-cpu".
     cores = result.environment["cores"]
     pinned = "placement" in document["target"]
-    cpu_words = ("client-cpu", "server-cpu", "ssh-overhead") if pinned else ("shared-cpu",)
+    cpu_words = ("client-cpu", "server-cpu", "both-cpu", "ssh-overhead") if pinned else ("shared-cpu",)
     for row in document["summaries"]:
         busy = (row.get("client_cpu_cores") or 0.0) + (row.get("server_cpu_cores") or 0.0)
         if busy >= bottleneck.SHARED_BUSY_FRACTION * cores:
