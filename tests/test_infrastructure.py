@@ -54,3 +54,12 @@ def test_the_namespace_hosts_sshd_config_carries_every_hardening_line(tmp_path):
     lines = dict(line.split(" ", 1) for line in config.splitlines() if not line.startswith("ListenAddress"))
     for option, value in {**sshd_options.HARDENING, "PermitUserRC": sshd_options.OPTIONAL["PermitUserRC"]}.items():
         assert lines.get(option) == value, option
+    assert lines["SetEnv"] == sshd_options.session_env(os.environ.get("PATH"))
+    without = nshost_config.sshd_config(tmp_path, ["10.0.0.1"], 22, "root", {}, session_env=False)
+    assert "SetEnv" not in without  # for a system sshd before 8.7
+
+
+def test_the_session_environment_quotes_path_or_leaves_it_out():
+    assert sshd_options.session_env("/usr/bin:/opt/my tools/bin") == 'SHLVL=1 "PATH=/usr/bin:/opt/my tools/bin"'
+    assert sshd_options.session_env('/usr/bin:/opt/"q"') == "SHLVL=1"
+    assert sshd_options.session_env(None) == "SHLVL=1"

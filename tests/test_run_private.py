@@ -158,3 +158,35 @@ def test_algorithms_command_lists_both_ends():
     assert done.returncode == 0, done.stderr
     assert "chacha20-poly1305@openssh.com" in done.stdout and "AEAD" in done.stdout
     assert "strict kex" in done.stdout
+
+
+def test_sessions_of_our_sshd_skip_the_users_bashrc_and_find_our_path(tmp_path):
+    """sshd runs commands as `$SHELL -c CMD`; Debian's bash reads ~/.bashrc for it unless SHLVL says it is not a
+    top-level shell. The user's real ~/.bashrc is not ours to touch, so HOME points the session elsewhere: one
+    sshd with sshbench's SetEnv line, one with HOME alone (the control: that bash does read a .bashrc here)."""
+    import pwd
+    import subprocess
+
+    from sshbench import sshd_options
+
+    (tmp_path / ".bashrc").write_text(f"echo read >> {tmp_path}/bashrc-was-read\n")
+    shell = pwd.getpwuid(os.getuid()).pw_shell
+    cleanup = Cleanup()
+    try:
+        for label, set_env in (
+            ("ours", f"{sshd_options.session_env(os.environ.get('PATH'))} HOME={tmp_path}"),
+            ("control", f"HOME={tmp_path}"),
+        ):
+            target = PrivateOpenSSH(extra_config={"SetEnv": set_env})
+            target.start(cleanup)
+            argv = ["ssh", *target.client_options(), *target.destination(), 'echo "$PATH"']
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+            assert done.returncode == 0, done.stderr
+            marker = tmp_path / "bashrc-was-read"
+            if label == "ours":
+                assert done.stdout.strip() == os.environ["PATH"]
+                assert not marker.exists()
+            elif shell.endswith("/bash"):
+                assert marker.exists()  # else the first assertion proved nothing about this machine's bash
+    finally:
+        cleanup.close()

@@ -246,10 +246,10 @@ class NamespaceHost(Made):
         assert self.dir is not None
         self.identity, self.known_hosts = nshost_config.make_keys(self.dir, self.address)
 
-    def _sshd_config(self) -> str:
+    def _sshd_config(self, session_env: bool = True) -> str:
         assert self.dir is not None
         addresses = [self.address, *([self.lan_address] if self.lan_address else [])]
-        return nshost_config.sshd_config(self.dir, addresses, self.port, self.user, self.sshd_options)
+        return nshost_config.sshd_config(self.dir, addresses, self.port, self.user, self.sshd_options, session_env)
 
     def _start_sshd(self, sshd_path: str) -> None:
         assert self.dir is not None
@@ -258,6 +258,9 @@ class NamespaceHost(Made):
         config = self.dir / "sshd_config"
         config.write_text(self._sshd_config())
         check = _run([sshd_path, "-t", "-f", str(config)], check=False, timeout=30)
+        if check.returncode != 0 and "SetEnv" in check.stderr:  # a system sshd before 8.7
+            config.write_text(self._sshd_config(session_env=False))
+            check = _run([sshd_path, "-t", "-f", str(config)], check=False, timeout=30)
         if check.returncode != 0:
             raise NsHostError(f"sshd rejects the namespace host's config: {check.stderr.strip()}")
         log_path = self.dir / "sshd.log"

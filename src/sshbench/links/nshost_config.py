@@ -103,13 +103,18 @@ def make_keys(directory: Path, address: str) -> tuple[Path, Path]:
     return directory / "client_key", known_hosts
 
 
-def sshd_config(directory: Path, addresses: list[str], port: int, user: str, overrides: dict[str, str]) -> str:
-    """sshd_config listening on each of `addresses` (the host's own, and its LAN address when it has one)."""
+def sshd_config(
+    directory: Path, addresses: list[str], port: int, user: str, overrides: dict[str, str], session_env: bool = True
+) -> str:
+    """sshd_config listening on each of `addresses` (the host's own, and its LAN address when it has one).
+    `session_env`: the SetEnv line (sshd_options.session_env), which a system sshd before 8.7 refuses."""
     lines = {
         "Port": str(port),
         **sshd_options.base_options(str(directory / "host_key"), str(directory / "authorized_keys"), user),
         "PermitUserRC": sshd_options.OPTIONAL["PermitUserRC"],  # the system's sshd (9.2 here) knows it
     }
+    if session_env:
+        lines["SetEnv"] = sshd_options.session_env(os.environ.get("PATH"))
     lines.update(overrides)
     listen = "".join(f"ListenAddress {address}\n" for address in addresses)
     return listen + "".join(f"{k} {v}\n" for k, v in lines.items())

@@ -175,7 +175,7 @@ class PrivateOpenSSH(LocalServer):
         """Write a config sshd accepts: drop optional options it does not know, and algorithms it lacks."""
         assert self.dir is not None and self._client is not None
         path = self.dir / "sshd_config"
-        extra = dict(OPTIONAL_OPTIONS)
+        extra = dict(OPTIONAL_OPTIONS, SetEnv=sshd_options.session_env(os.environ.get("PATH")))
         for _ in range(len(OPTIONAL_OPTIONS) + 4):
             path.write_text("\n".join(self._config_lines(extra)) + "\n")
             check = self._sshd_run(["-t", "-f", str(path)])
