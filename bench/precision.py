@@ -109,6 +109,19 @@ class Measured:
         decided = stats.compare_pair(estimate, tie) == "ordered"
         return decided, f"{estimate.ratio:.2f} ({estimate.low:.2f}-{estimate.high:.2f})"
 
+    def against_the_first(self) -> dict[str, int]:
+        """Every other row against the first (paired, the run's tie margin): how many are decided slower, tied with
+        it, or undecided. What `--full` answers a user ("is anything as fast as the first, and how far behind is
+        each"), where neighbours among 115 rows are mostly a few percent apart and need ~100 rounds each."""
+        rates, tie = self.by_round(), self.doc["stats"]["tie_margin"]
+        keys = [f"{s['cipher']} {s['mac']}" for s in self.summaries]
+        counts = {"ordered": 0, "tied": 0, "undecided": 0}
+        for key in keys[1:]:
+            estimate = stats.paired_ratio_ci(rates[keys[0]], rates[key])
+            decision = stats.compare_pair(estimate, tie)
+            counts["undecided" if decision == "ordered" and estimate.ratio < 1 else decision] += 1
+        return counts
+
     def undecided(self) -> int:
         return len(self.doc["stats"]["undecided_pairs"])
 
@@ -140,7 +153,8 @@ def describe(m: Measured) -> str:
         f"{m.label:>14}: {m.wall_s:6.1f} s wall, {m.rounds} rounds, median CI half-width "
         f"{statistics.median(widths) * 100:5.1f}% (max {max(widths) * 100:.0f}%), "
         f"{m.neighbours() - m.undecided()}/{m.neighbours()} neighbouring pairs decided, "
-        f"efficiency {statistics.median(widths) * math.sqrt(m.wall_s) * 100:.1f}"
+        f"efficiency {statistics.median(widths) * math.sqrt(m.wall_s) * 100:.1f}; against the first row: "
+        + ", ".join(f"{n} {decision}" for decision, n in m.against_the_first().items())
     )
 
 
