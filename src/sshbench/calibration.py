@@ -164,9 +164,11 @@ class Calibration:
         for combo, rate in self.probe_rates.items():
             for member in self.groups.get(combo, [combo]):
                 self.sizes[member] = self._size_for(rate, seconds=target)
+        at_floor = cost(FIT_FLOOR_S, s.runs)  # the minimum rounds and the reserve, at the floor
         notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s " + (
-            f"(the floor) for {s.runs} rounds: the run may overrun"
-            if cost(FIT_FLOOR_S, s.runs) > 0.9 * time_left_s
+            f"(the floor) for {s.runs} rounds: the run may overrun (they need ~{at_floor:.0f} s, "
+            f"{max(time_left_s, 0):.0f} s are left)"
+            if at_floor > 0.9 * time_left_s
             else f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
         )
         s.seconds = round(target, 3)

@@ -83,7 +83,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--budget",
         help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
         f"e.g. 90s, 5m (default {DEFAULT_BUDGET_S:.0f}s, {int(DEFAULT_FULL_BUDGET_S // 60)}m"
-        f"{int(DEFAULT_FULL_BUDGET_S % 60):02d}s with --full: the command ends about 1 or 5 minutes after it started)",
+        f"{int(DEFAULT_FULL_BUDGET_S % 60):02d}s with --full: the command ends about 1 or 5 minutes after it started; the 3 minimum rounds "
+        "run in full even when they need longer, and a notice says so)",
     )
     run.add_argument(
         "--tie",
