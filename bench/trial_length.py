@@ -8,7 +8,7 @@ the same ciphers, `--runs N` each, no baselines, no `--why`; the order within a 
 cipher: each run's median MiB/s (the steady-state headline), the short/long ratio per pair and their geometric
 mean with a 95% t interval over the pairs (goal: 1 within the interval, and the interval within a few percent).
 
-Usage: .venv/bin/python bench/trial_length.py [--pairs 3] [--runs 3] [--short 512M] [--long 4G] [--ciphers a,b,c]
+Usage: .venv/bin/python bench/trial_length.py [--pairs 3] [--runs 3] [--short 512M] [--long 4G] [--ciphers a,b,c] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SSHBENCH = str(Path(sys.executable).with_name("sshbench"))
 def medians(size: str, args: argparse.Namespace, tmp: Path, label: str) -> dict[str, float]:
     out = tmp / f"{label}.json"
     argv = [SSHBENCH, "run", "--db", str(tmp / "runs.db"), "--json", str(out), "-q", "--ciphers", args.ciphers]
-    argv += ["--size", size, "--runs", str(args.runs), "--no-baselines", "--no-why"]
+    argv += ["--size", size, "--runs", str(args.runs), "--no-baselines", "--no-why", *args.run_options]
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
     doc = json.loads(out.read_text())
     return {s["cipher"]: s["median_mib_s"] for s in doc["summaries"] if s["median_mib_s"]}
@@ -45,6 +45,7 @@ def main() -> int:
     parser.add_argument("--short", default="512M")
     parser.add_argument("--long", default="4G")
     parser.add_argument("--ciphers", default=CIPHERS)
+    parser.add_argument("run_options", nargs="*", help="after --: options for every `sshbench run`, e.g. --no-pin")
     args = parser.parse_args()
     ratios: dict[str, list[float]] = {}
     loads = [os.getloadavg()[0]]
@@ -63,7 +64,8 @@ def main() -> int:
                         f"  ratio {short / long_rate:.3f}",
                         flush=True,
                     )
-    print(f"\n{args.pairs} pairs of runs, {args.runs} rounds each; load {min(loads):.1f}-{max(loads):.1f}")
+    extra = f" ({' '.join(args.run_options)})" if args.run_options else ""
+    print(f"\n{args.pairs} pairs of runs{extra}, {args.runs} rounds each; load {min(loads):.1f}-{max(loads):.1f}")
     print(f"{'cipher':<30} {args.short}/{args.long} (geometric mean, 95% t interval over the pairs)")
     pooled = [math.log(r) for rs in ratios.values() for r in rs]
     for cipher, rs in [*ratios.items(), ("pooled", [math.exp(x) for x in pooled])]:
