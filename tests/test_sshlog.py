@@ -156,6 +156,9 @@ def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_
     assert abs(reader_data_phase(0.5, 3013105, 301310) - 0.5 * 3013105 / (3013105 - 301310)) < 1e-12
     assert reader_data_phase(0.5, None, None) == 0.5  # no ss on the server: the reader's clock as is
     assert reader_data_phase(0.5, 100, 100) == 0.5  # nonsense counts are not used
+    # a reader that started with most of a 2 MiB upload buffered: its own time, not x20 (longer than the trial)
+    assert reader_data_phase(0.047, 2_200_000, 2_090_000) == 0.047
+    assert reader_data_phase(0.5, 2_000_000, 1_000_000) == 1.0  # half timed: still scaled
     assert parse_marked("SSHBENCH-TCP -\nSSHBENCH-TCP0 -\n").tcp_bytes_received is None
 
 
