@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from sshbench.statistics import t_critical
+from sshbench.statistics import paired_ratio_ci
 
 CIPHERS = "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
 SSHBENCH = str(Path(sys.executable).with_name("sshbench"))
@@ -47,7 +45,8 @@ def main() -> int:
     parser.add_argument("--ciphers", default=CIPHERS)
     parser.add_argument("run_options", nargs="*", help="after --: options for every `sshbench run`, e.g. --no-pin")
     args = parser.parse_args()
-    ratios: dict[str, list[float]] = {}
+    short_rates: dict[str, dict[int, float]] = {}  # cipher -> pair -> headline MiB/s
+    long_rates: dict[str, dict[int, float]] = {}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="sshbench-trial-length-") as tmp_name:
         tmp = Path(tmp_name)
@@ -58,7 +57,8 @@ def main() -> int:
             for cipher, short in got[args.short].items():
                 long_rate = got[args.long].get(cipher)
                 if long_rate:
-                    ratios.setdefault(cipher, []).append(short / long_rate)
+                    short_rates.setdefault(cipher, {})[pair] = short
+                    long_rates.setdefault(cipher, {})[pair] = long_rate
                     print(
                         f"pair {pair + 1} {cipher:<30} {args.short} {short:6.0f}  {args.long} {long_rate:6.0f}"
                         f"  ratio {short / long_rate:.3f}",
@@ -67,14 +67,17 @@ def main() -> int:
     extra = f" ({' '.join(args.run_options)})" if args.run_options else ""
     print(f"\n{args.pairs} pairs of runs{extra}, {args.runs} rounds each; load {min(loads):.1f}-{max(loads):.1f}")
     print(f"{'cipher':<30} {args.short}/{args.long} (geometric mean, 95% t interval over the pairs)")
-    pooled = [math.log(r) for rs in ratios.values() for r in rs]
-    for cipher, rs in [*ratios.items(), ("pooled", [math.exp(x) for x in pooled])]:
-        logs = [math.log(r) for r in rs]
-        centre = statistics.fmean(logs)
-        half = t_critical(0.95, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0
+    # pooled: every (cipher, pair) as one pair of its own
+    keys = [(cipher, pair) for cipher, by_pair in short_rates.items() for pair in by_pair]
+    pooled = (
+        {i: short_rates[c][p] for i, (c, p) in enumerate(keys)},
+        {i: long_rates[c][p] for i, (c, p) in enumerate(keys)},
+    )
+    for cipher, (shorts, longs) in [*((c, (short_rates[c], long_rates[c])) for c in short_rates), ("pooled", pooled)]:
+        estimate = paired_ratio_ci(shorts, longs)
         print(
-            f"{cipher:<30} {math.exp(centre):.3f} ({math.exp(centre - half):.3f}-{math.exp(centre + half):.3f})"
-            f"   per pair: {', '.join(f'{r:.3f}' for r in rs)}"
+            f"{cipher:<30} {estimate.ratio:.3f} ({estimate.low:.3f}-{estimate.high:.3f})"
+            f"   per pair: {', '.join(f'{shorts[k] / longs[k]:.3f}' for k in shorts)}"
         )
     return 0
 
