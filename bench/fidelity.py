@@ -31,7 +31,13 @@ compared with the whole transfer timed from outside (wall time minus a same-shap
 geometric mean of those ratios per cipher and pooled, each with its 95% t interval over the transfers (goal:
 within 3% of 1), and the rest of the transfer from the sampler against the outside clock (the sampler's check).
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--per-cipher | --inside [--trial-s S] [--prewarm SIZE]] [--no-pin] [-- RUN OPTIONS]
+`--link PROFILE`: the same comparisons behind one emulated link (sshbench.links: a namespace pair, shaped with tc, as
+`sshbench run --link PROFILE` makes it; the runs get `--link PROFILE`). The bulk transfers go through a namespace pair of
+the bench's own with the same profile; the default bulk is then 256 MiB (4 GiB at 100 Mbit/s would take 6 minutes a
+transfer) and the predicted sizes 32 and 128 MiB. Not pinned, as a run behind a link is not (the link's relays share
+the CPUs).
+
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--link PROFILE] [--per-cipher | --inside [--trial-s S] [--prewarm SIZE]] [--no-pin] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -48,23 +54,60 @@ from pathlib import Path
 
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
+from sshbench.errors import UsageError
+from sshbench.links import LinkProfile, parse_links
 from sshbench.payload import PayloadStore
 from sshbench.progress import Sampler
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.statistics import paired_ratio_ci
-from sshbench.targets import PrivateOpenSSH
+from sshbench.targets import NetnsOpenSSH, PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
 SMALL_SIZES = (32 * MIB, 1024 * MIB)
+LINK_BULK = 256 * MIB  # ~22 s at 100 Mbit/s: long against a link's start-up (slow start: a few RTTs)
+LINK_SMALL_SIZES = (32 * MIB, 128 * MIB)
 SSHBENCH = str(Path(sys.executable).with_name("sshbench"))
 
 
 def bare_ssh(target: PrivateOpenSSH, combo: Combination) -> list[str]:
     """The bare client command a user would time: ssh with the combination's options, placed as a run places it."""
     return [*target.client_prefix(), "ssh", *target.client_options(), *algorithm_options(combo), *target.destination()]
+
+
+def fmt_rate(mib_s: float, width: int) -> str:
+    """A rate to 3-4 significant figures: behind a 100 Mbit/s link it is ~11.4 MiB/s."""
+    return f"{mib_s:{width}.0f}" if mib_s >= 100 else f"{mib_s:{width}.2f}"
+
+
+def start_target(args: argparse.Namespace, cleanup: Cleanup) -> PrivateOpenSSH:
+    """The bench's own private sshd for the bare commands: on loopback pinned as a run pins it, or behind
+    `--link` in a namespace pair of its own (not pinned, as a run behind a link is not)."""
+    target: PrivateOpenSSH
+    if args.link is not None:
+        target = NetnsOpenSSH([args.link])
+        target.start(cleanup)
+        target.path.switch(args.link.name)
+        target.current_link = args.link.name
+        print(f"link: {args.link.name}, not pinned (a namespace pair of the bench's own)", flush=True)
+        return target
+    target = PrivateOpenSSH()
+    target.placement = placement.choose(not args.no_pin, 1)[0]  # as make_target places a run's server
+    target.start(cleanup)
+    print(f"placement: {target.placement.text() if target.placement else 'not pinned'}", flush=True)
+    return target
+
+
+def link_profile(text: str) -> LinkProfile:
+    try:
+        profiles = parse_links(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if len(profiles) != 1 or not profiles[0].emulated:
+        raise argparse.ArgumentTypeError("one emulated link profile, e.g. wan100m or rate=100mbit,delay=20ms")
+    return profiles[0]
 
 
 def timed(argv: list[str], stdin_path: str) -> float:
@@ -86,9 +129,13 @@ def default_run(extra: list[str], tmp: Path, index: int) -> tuple[dict, float]:
     return json.loads(out.read_text()), time.monotonic() - start
 
 
-def row_of(doc: dict, cipher: str) -> dict | None:
-    """The combination of this cipher (its MAC, kex as the run had it), pipe upload, plain."""
-    rows = [s for s in doc["summaries"] if s["cipher"] == cipher and s["median_mib_s"] and s["streams"] == 1]
+def row_of(doc: dict, cipher: str, link: str = "loopback") -> dict | None:
+    """The combination of this cipher (its MAC, kex as the run had it), pipe upload, plain, on `link`."""
+    rows = [
+        s
+        for s in doc["summaries"]
+        if s["cipher"] == cipher and s["median_mib_s"] and s["streams"] == 1 and s.get("link", "loopback") == link
+    ]
     return rows[0] if rows else None
 
 
@@ -113,7 +160,8 @@ def time_weighted_mib_s(doc: dict, row: dict) -> float | None:
 
 def setup_s(doc: dict, row: dict) -> float | None:
     for h in doc.get("handshakes") or []:
-        if h["kex"] == row["kex"] and h.get("tool", "pipe") == row["tool"] and h["median_ms"] is not None:
+        same_link = h.get("link", "loopback") == row.get("link", "loopback")
+        if h["kex"] == row["kex"] and h.get("tool", "pipe") == row["tool"] and same_link and h["median_ms"] is not None:
             return h["median_ms"] / 1000
     return None
 
@@ -121,7 +169,8 @@ def setup_s(doc: dict, row: dict) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--bulk", type=parse_size, default=parse_size("4G"))
+    parser.add_argument("--bulk", type=parse_size, default=None, help="default 4G, 256M behind --link")
+    parser.add_argument("--link", type=link_profile, default=None, help="behind this emulated link (one profile)")
     parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
     parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
     parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
@@ -133,6 +182,12 @@ def main() -> int:
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
     ciphers = args.ciphers.split(",")
+    if args.bulk is None:
+        args.bulk = LINK_BULK if args.link is not None else parse_size("4G")
+    small_sizes = LINK_SMALL_SIZES if args.link is not None else SMALL_SIZES
+    link_name = args.link.name if args.link is not None else "loopback"
+    if args.link is not None:
+        args.run_options = ["--link", link_name, *args.run_options]
     if args.inside:
         return inside(args, ciphers)
     if args.no_pin:
@@ -145,13 +200,10 @@ def main() -> int:
     measured: dict[tuple[str, int], list[float]] = {}
     loads, run_walls = [], []
     try:
-        target = PrivateOpenSSH()
-        target.placement = placement.choose(not args.no_pin, 1)[0]  # as make_target places a run's server
-        target.start(cleanup)
-        print(f"placement: {target.placement.text() if target.placement else 'not pinned'}", flush=True)
-        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + 1100 * MIB)
+        target = start_target(args, cleanup)
+        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + sum(small_sizes) + 64 * MIB)
         store = PayloadStore(workdir)
-        payloads = {size: str(store.path_for(size)) for size in (args.bulk, *SMALL_SIZES)}
+        payloads = {size: str(store.path_for(size)) for size in (args.bulk, *small_sizes)}
         with tempfile.TemporaryDirectory(prefix="sshbench-fidelity-") as tmp_name:
             tmp = Path(tmp_name)
             for rnd in range(args.rounds):
@@ -164,11 +216,11 @@ def main() -> int:
                         own = ["--ciphers", cipher, "--runs", "3", "--no-baselines", "--no-reference"]
                         doc, wall = default_run([*own, *args.run_options], tmp, rnd * 100 + index)
                         run_walls.append(wall)
-                    row = row_of(doc, cipher)
+                    row = row_of(doc, cipher, link_name)
                     if row is None:
                         print(f"round {rnd + 1}: {cipher} not in the run's results", file=sys.stderr)
                         continue
-                    combo = Combination(cipher, row["mac"], row["kex"])
+                    combo = Combination(cipher, row["mac"], row["kex"], link=link_name)
                     base = bare_ssh(target, combo)
                     reader = "dd of=/dev/null bs=1M 2>/dev/null"
                     trues = sorted(timed([*base, "true"], "/dev/null") for _ in range(3))
@@ -178,15 +230,15 @@ def main() -> int:
                     weighted[cipher].append(time_weighted_mib_s(doc, row) or row["median_mib_s"])
                     bulk[cipher].append(args.bulk / MIB / (big - true_s))
                     set_up = setup_s(doc, row)
-                    for size in SMALL_SIZES:
+                    for size in small_sizes:
                         took = timed([*base, reader], payloads[size])
                         measured.setdefault((cipher, size), []).append(took)
                         if set_up is not None and row.get("median_startup_s") is not None:
                             guess = set_up + row["median_startup_s"] + size / MIB / row["median_mib_s"]
                             predicted.setdefault((cipher, size), []).append(guess)
                     print(
-                        f"round {rnd + 1} {cipher:<30} headline {row['median_mib_s']:6.0f}  bulk {bulk[cipher][-1]:6.0f}"
-                        f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  time-weighted {weighted[cipher][-1]:6.0f}"
+                        f"round {rnd + 1} {cipher:<30} headline {fmt_rate(row['median_mib_s'], 6)}  bulk {fmt_rate(bulk[cipher][-1], 6)}"
+                        f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  time-weighted {fmt_rate(weighted[cipher][-1], 6)}"
                         f" ratio {weighted[cipher][-1] / bulk[cipher][-1]:.3f}  (true {true_s * 1000:.0f} ms,"
                         f" start-up {1000 * (row.get('median_startup_s') or 0):.0f} ms)",
                         flush=True,
@@ -195,7 +247,7 @@ def main() -> int:
     finally:
         cleanup.close()
     print(
-        f"\n{args.rounds} rounds; {'per-cipher' if args.per_cipher else 'default'} runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
+        f"\n{args.rounds} rounds on {link_name}; {'per-cipher' if args.per_cipher else 'default'} runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
         f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
     )
     print(f"{'combination':<30} {'headline':>8} {'bulk':>7} {'ratio':>6}   (medians of per-round ratios)")
@@ -204,12 +256,12 @@ def main() -> int:
             continue
         ratios = [h / b for h, b in zip(headline[cipher], bulk[cipher])]
         print(
-            f"{cipher:<30} {statistics.median(headline[cipher]):8.0f} {statistics.median(bulk[cipher]):7.0f}"
+            f"{cipher:<30} {fmt_rate(statistics.median(headline[cipher]), 8)} {fmt_rate(statistics.median(bulk[cipher]), 7)}"
             f" {statistics.median(ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in ratios)}"
         )
         w_ratios = [w / b for w, b in zip(weighted[cipher], bulk[cipher])]
         print(
-            f"{'  time-weighted':<30} {statistics.median(weighted[cipher]):8.0f} {'':>7}"
+            f"{'  time-weighted':<30} {fmt_rate(statistics.median(weighted[cipher]), 8)} {'':>7}"
             f" {statistics.median(w_ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in w_ratios)}"
         )
     print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
@@ -266,10 +318,7 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
     variants_outside: dict[int, float] = {}
     loads = [os.getloadavg()[0]]
     try:
-        target = PrivateOpenSSH()
-        target.placement = placement.choose(not args.no_pin, 1)[0]
-        target.start(cleanup)
-        print(f"placement: {target.placement.text() if target.placement else 'not pinned'}", flush=True)
+        target = start_target(args, cleanup)
         kex = target.client_algorithms().default_kex[0]
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + 64 * MIB)
         payload = str(PayloadStore(workdir).path_for(args.bulk))
@@ -300,8 +349,8 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
                 end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
                 rest[cipher][rnd] = (counts[end] - counts[after]) / MIB / (times[end] - times[after]) * per_wire
                 print(
-                    f"round {rnd + 1} {cipher:<30} trial clock {head:6.0f}  outside {outside[cipher][rnd]:6.0f}"
-                    f"  ratio {head / outside[cipher][rnd]:.3f}  rest (sampler) {rest[cipher][rnd]:6.0f}",
+                    f"round {rnd + 1} {cipher:<30} trial clock {fmt_rate(head, 6)}  outside {fmt_rate(outside[cipher][rnd], 6)}"
+                    f"  ratio {head / outside[cipher][rnd]:.3f}  rest (sampler) {fmt_rate(rest[cipher][rnd], 6)}",
                     flush=True,
                 )
             loads.append(os.getloadavg()[0])
@@ -320,7 +369,7 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
         est = paired_ratio_ci(clock[cipher], outside[cipher])
         sampler_check = paired_ratio_ci(rest[cipher], outside[cipher])
         print(
-            f"{cipher:<30} {statistics.median(clock[cipher].values()):6.0f} {statistics.median(outside[cipher].values()):7.0f}"
+            f"{cipher:<30} {fmt_rate(statistics.median(clock[cipher].values()), 6)} {fmt_rate(statistics.median(outside[cipher].values()), 7)}"
             f" {est.ratio:10.3f} ({est.low:.3f}-{est.high:.3f}) {sampler_check.ratio:13.3f}"
         )
         for rnd, value in clock[cipher].items():
