@@ -194,6 +194,8 @@ class Sampler:
         self.wanted = connections
         self.progress = Progress()
         self._stop = threading.Event()
+        self.first_scan = threading.Event()  # set after the first look for the client's sockets (tests wait on it)
+        self.sampled = threading.Event()  # set with the first sample
         self._thread = threading.Thread(target=self._run, name=f"progress-{pid}", daemon=True)
 
     def start(self) -> Sampler:
@@ -208,6 +210,7 @@ class Sampler:
     def _run(self) -> None:
         own_netns = os.stat("/proc/thread-self/ns/net").st_ino
         diag: _Diag | None = None
+        diag_netns = own_netns
         socks: list[_Sock] = []
         last: dict[int, tuple[int, int]] = {}
         try:
@@ -216,16 +219,24 @@ class Sampler:
                 if len(socks) < self.wanted:
                     held = socket_inodes(process_tree(self.pid))
                     netns = next((ns for ns in held if ns != own_netns), own_netns)
-                    if diag is None and held:
+                    # `ip netns exec` holds netlink sockets in our namespace before it enters the client's and
+                    # execs the client: a diag opened on those asked our kernel for a socket that lives in the
+                    # client's, and the trial had no samples (the first trial of a --link run, now and then).
+                    # So the diag follows the client into its namespace.
+                    if held and (diag is None or (netns != own_netns and netns != diag_netns)):
+                        if diag is not None:
+                            diag.close()
+                            diag, socks, last = None, [], {}
                         if netns != own_netns:  # the client runs in a namespace of its own (emulated links)
                             _enter_netns_of(held[netns][0])
-                        diag = _Diag()
+                        diag, diag_netns = _Diag(), netns
                     if diag is not None:
                         known = {s.sockid for s in socks}
                         socks += [
                             s for s in diag.find(held[netns][1] if netns in held else set()) if s.sockid not in known
                         ]
                         self.progress.connections = len(socks)
+                    self.first_scan.set()
                 if socks and diag is not None:
                     # the reading's time: the middle of the kernel requests (discovery and the loop's start
                     # would skew it by milliseconds, ~1% of a 0.3 s window)
@@ -241,6 +252,7 @@ class Sampler:
                             sum(r for _, r in last.values()),
                         )
                     )
+                    self.sampled.set()
                 self._stop.wait(max(0.0, self.interval_s - (time.perf_counter() - now)))
         except OSError as error:
             self.progress.error = f"sock_diag: {error}"

@@ -225,6 +225,8 @@ def run_trial(
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
         if steady_clock and target.quota is None:
             clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
+            if trial.steady_note == steady.NO_SAMPLES and progress.error:  # why, for whoever reads the JSON
+                trial.steady_note = f"{steady.NO_SAMPLES} ({progress.error})"
         elif kind == TrialKind.TRANSFER:
             trial.steady_note = clock.QUOTA_NOTE
     if not tool.reports_server_side and server_cpu_before is not None:
