@@ -71,6 +71,9 @@ def test_a_client_that_enters_its_namespace_after_the_sampler_looked_is_still_sa
         progress = sampler.stop()
         assert progress.error is None
         assert progress.samples[-1].acked + progress.samples[-1].received >= 65536
+        # the client's CPU read with every sample, from the process that holds the connection: never decreasing
+        cpu = [s.client_cpu_ns for s in progress.samples]
+        assert all(c is not None for c in cpu) and cpu == sorted(cpu) and cpu[-1] > 0  # type: ignore[type-var]
     finally:
         if sampler is not None:
             sampler.stop()

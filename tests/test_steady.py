@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 
-from sshbench import steady
+import pytest
+
+from sshbench import clock, steady
 from sshbench.cleanup import Cleanup
 from sshbench.clock import apply_steady, cross_check
+from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.steady import estimate
-from sshbench.summary import summarise_transfers
+from sshbench.summary import client_cpu_per_gib, summarise_transfers
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import run_trial
@@ -295,3 +298,49 @@ def test_a_cipher_with_a_fast_crypto_ceiling_probes_with_64_mib_at_once():
     assert first_probe_size(30.0, 1 << 30) == PROBE_SIZE  # 3des-cbc: 64 MiB would take ~2.3 s
     assert first_probe_size(None, 1 << 30) == PROBE_SIZE  # --no-baselines: no ceiling measured
     assert first_probe_size(9060.0, 32 * MIB) == 32 * MIB  # never above --max-size
+
+
+def test_the_clients_cpu_over_the_steady_window_is_read_at_its_two_ends():
+    times = [round(0.02 * i, 2) for i in range(60)]
+    counts = [min(i, 50) * 4 * MIB for i in range(60)]  # 200 MiB at 200 MiB/s, then the end
+    cpu = [i * 10_000_000 for i in range(60)]  # 10 ms of CPU per 20 ms sample: one core
+    estimate = steady.estimate(times, counts, 200 * MIB)
+    assert estimate.window_start_s is not None and estimate.window_end_s is not None
+    window = estimate.window_end_s - estimate.window_start_s
+    assert clock.window_cpu_s(times, cpu, estimate) == pytest.approx(window / 2)
+    # a reading missing at one end (a client process gone), or no window: no figure
+    gone = [None if t == estimate.window_end_s else c for t, c in zip(times, cpu)]
+    assert clock.window_cpu_s(times, gone, estimate) is None
+    assert clock.window_cpu_s(times[:3], cpu[:3], steady.estimate(times[:3], counts[:3], 200 * MIB)) is None
+
+
+def test_a_real_steady_transfer_has_the_clients_cpu_over_its_window(tmp_path):
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        kex = target.client_algorithms().default_kex[0]
+        payload = PayloadStore(tmp_path).path_for(512 * MIB)  # 0.7-1 s at this machine's 500-750 MiB/s
+        trial = run_trial(
+            ssh="ssh",
+            target=target,
+            tool=PipeTool(),
+            combo=Combination("aes128-ctr", "hmac-sha2-256", kex),
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload=payload,
+            payload_bytes=512 * MIB,
+            workdir=tmp_path,
+            timeout_s=60,
+        )
+    finally:
+        cleanup.close()
+    assert trial.valid, trial.invalid_reason
+    assert trial.data_clock == STEADY_STATE and trial.steady_window_s, trial.steady_note
+    cpu = trial.client_steady_cpu_s
+    assert cpu is not None and trial.client_cpu_s is not None
+    # ssh is one thread: at most one core over the window; and less than its whole connection (handshake too)
+    assert 0 < cpu <= trial.steady_window_s * 1.05 and cpu < trial.client_cpu_s
+    assert client_cpu_per_gib(trial, None) == cpu / (trial.mib_s * trial.steady_window_s / 1024)
+    assert trial.to_json()["client_steady_cpu_s"] == cpu

@@ -171,3 +171,24 @@ def test_a_steady_warm_up_does_not_hide_a_measured_trial_too_short_for_a_steady_
     steady = _trial(FAST, 11.0, size=4 * MIB, rep=1)
     steady.data_clock = STEADY_STATE
     assert counted([warm, short, steady]) == [steady]  # beside a steady measured trial it still does not count
+
+
+def test_client_cpu_per_gib_is_the_steady_windows_where_the_sampler_read_it():
+    """A 12 MiB trial behind a 100 Mbit/s link: ~20 ms of client CPU on its data, ~100 ms on its handshake.
+    The whole connection less a handshake that happened to cost more read 0 s/GiB; the window does not."""
+    link = Combination("aes128-ctr", "umac-64-etm@openssh.com", "curve25519-sha256", link="wan100m")
+    handshake = _trial(link, 1, size=0, cpu=0.12, kind="handshake")
+    handshake.data_s = None
+    trials = [handshake]
+    for rep, window_cpu in enumerate((0.0100, 0.0105, 0.0095)):
+        t = _trial(link, 11.4, size=12 * MIB, cpu=0.11, rep=rep)
+        t.data_clock, t.steady_window_s = "steady-state", 0.75
+        t.client_steady_cpu_s = window_cpu  # over 11.4 x 0.75 = 8.55 MiB
+        trials.append(t)
+    (row,) = summarise_transfers(trials)
+    assert row.client_cpu_s_per_gib == pytest.approx(0.0100 / (11.4 * 0.75 / 1024), rel=1e-9)  # ~1.2 s/GiB
+    # without the window's reading: the earlier estimate, clamped at 0 where the handshake cost more
+    for t in trials[1:]:
+        t.client_steady_cpu_s = None
+    (row,) = summarise_transfers(trials)
+    assert row.client_cpu_s_per_gib == 0.0

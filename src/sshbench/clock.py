@@ -102,6 +102,18 @@ def apply_steady(trial: Trial, estimate: SteadyEstimate) -> None:
     trial.data_clock = STEADY_STATE
 
 
+def window_cpu_s(times: list[float], cpu_ns: list[int | None], estimate: SteadyEstimate) -> float | None:
+    """The client's CPU seconds over the steady window: its on-CPU readings (`cpu_ns`, taken with the samples
+    at `times`) at the window's two ends, which are samples; None without a window or a reading at either end."""
+    if estimate.mib_s is None or estimate.window_start_s is None or estimate.window_end_s is None:
+        return None
+    at = dict(zip(times, cpu_ns))
+    begin, end = at.get(estimate.window_start_s), at.get(estimate.window_end_s)
+    if begin is None or end is None or end < begin:
+        return None
+    return (end - begin) / 1e9
+
+
 def reader_timed_too_little(trial: Trial) -> bool:
     """The reader's clock started after more than half of the bytes had arrived, so its scaling
     (reader_data_phase) rests on the few it timed. Under a CPU quota on the server (--server-cpu) that

@@ -194,6 +194,9 @@ class Trial:
     steady_note: str | None = None  # "too short: no steady part", "no progress samples"
     # Too short: the rate over the second half of its data phase (sshbench.steady), what calibration sizes from
     late_mib_s: float | None = None
+    # The client's CPU over the steady window alone (sshbench.progress: its processes' on-CPU time, sampled with
+    # the byte counters): per GiB of that window it is the client's cost without the connection's set-up.
+    client_steady_cpu_s: float | None = None
     # The server-side reader's own elapsed time (pipe tool), unscaled: the window server_cpu_s and
     # server_sink_cpu_s were measured over, whatever clock data_s ends up from.
     reader_s: float | None = None
@@ -265,6 +268,7 @@ class Trial:
             "steady_window_s": self.steady_window_s,
             "steady_note": self.steady_note,
             "late_mib_s": self.late_mib_s,
+            "client_steady_cpu_s": self.client_steady_cpu_s,
             "reader_s": self.reader_s,
             "mib_s": self.mib_s,
             "ssh_reported_s": self.ssh_reported_s,

@@ -148,6 +148,36 @@ def _median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def _steady_client_window(t: Trial) -> tuple[float, float] | None:
+    """(client CPU s, payload GiB) over the trial's steady window, where the sampler read the client's CPU."""
+    if t.client_steady_cpu_s is None or not t.steady_window_s or not t.mib_s:
+        return None
+    return t.client_steady_cpu_s, t.mib_s * t.steady_window_s / 1024
+
+
+def client_cpu_per_gib(t: Trial, fixed_cost_s: float | None) -> float | None:
+    """The client's CPU seconds per GiB of one trial: over its steady window where the sampler read the
+    client's CPU (no set-up in it), else the whole connection's less the same-shape handshake's
+    (`fixed_cost_s`). Why the window: a 12 MiB trial behind a 100 Mbit/s link spent ~20 ms on its data and
+    84-120 ms on its handshake, and the difference of the two read 0.00 s/GiB for three ciphers of six."""
+    window = _steady_client_window(t)
+    if window is not None and window[1] > 0:
+        return window[0] / window[1]
+    if t.client_cpu_s is None or t.payload_bytes <= 0:
+        return None
+    return max(t.client_cpu_s - (fixed_cost_s or 0.0), 0.0) / (t.payload_bytes / GIB)
+
+
+def client_cpu_cores(t: Trial, fixed_cost_s: float | None) -> float | None:
+    """The cores the client kept busy while the data moved: over the steady window where the sampler read its
+    CPU, else the whole connection's CPU less the handshake's over the data phase."""
+    if t.client_steady_cpu_s is not None and t.steady_window_s:
+        return t.client_steady_cpu_s / t.steady_window_s
+    if t.client_cpu_s is None or not t.data_s or t.data_s <= 0:
+        return None
+    return max(t.client_cpu_s - (fixed_cost_s or 0.0), 0.0) / t.data_s
+
+
 def _cpu_per_gib(trials: list[Trial], attr: str, fixed_cost_s: float | None = None) -> float | None:
     """Median over trials of CPU seconds per GiB moved. `fixed_cost_s` (the same-shape handshake's
     CPU) is taken off first where the figure covers the whole connection, so that short transfers
@@ -256,13 +286,11 @@ def rankings(
 def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_scoped: bool) -> list[float] | None:
     """The median CI of per-trial (client + server) CPU seconds per GiB."""
     values = [
-        (
-            max(t.client_cpu_s - (fixed[1] or 0.0), 0.0)
-            + max(t.server_cpu_s - ((fixed[2] or 0.0) if connection_scoped else 0.0), 0.0)
-        )
-        / (t.payload_bytes / GIB)
+        client + max(t.server_cpu_s - ((fixed[2] or 0.0) if connection_scoped else 0.0), 0.0) / (t.payload_bytes / GIB)
         for t in trials
-        if t.client_cpu_s is not None and t.server_cpu_s is not None and t.payload_bytes > 0
+        if t.server_cpu_s is not None
+        and t.payload_bytes > 0
+        and (client := client_cpu_per_gib(t, fixed[1])) is not None
     ]
     return list(stats.median_ci(values)) if values else None
 
@@ -329,8 +357,12 @@ def summarise_transfers(
                     iqr_mib_s=q3 - q1,
                     cv=cv,
                     relative_to_fastest=None,
-                    client_cpu_s_per_gib=_cpu_per_gib(
-                        valid, "client_cpu_s", fixed_costs.get(combo.shape, (None,) * 3)[1]
+                    client_cpu_s_per_gib=_median_or_none(
+                        [
+                            x
+                            for t in valid
+                            if (x := client_cpu_per_gib(t, fixed_costs.get(combo.shape, (None,) * 3)[1])) is not None
+                        ]
                     ),
                     server_cpu_s_per_gib=_cpu_per_gib(
                         valid,

@@ -224,7 +224,10 @@ def run_trial(
         samples = progress.samples
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
         if steady_clock and target.quota is None:
-            clock.apply_steady(trial, steady.estimate([s.t for s in samples], counts, trial.payload_bytes))
+            times = [s.t for s in samples]
+            estimate = steady.estimate(times, counts, trial.payload_bytes)
+            clock.apply_steady(trial, estimate)
+            trial.client_steady_cpu_s = clock.window_cpu_s(times, [s.client_cpu_ns for s in samples], estimate)
             if trial.steady_note == steady.NO_SAMPLES and progress.error:  # why, for whoever reads the JSON
                 trial.steady_note = f"{steady.NO_SAMPLES} ({progress.error})"
         elif kind == TrialKind.TRANSFER:

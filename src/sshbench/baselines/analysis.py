@@ -88,14 +88,15 @@ def _server_window(t: Trial) -> float | None:
 
 
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
-    """Median CPU seconds per data-phase second, client and server. The client's figure covers the
-    whole connection, so the median CPU of a no-data connection with the same kex is taken off."""
+    """Median CPU seconds per data-phase second, client and server. The client's figure is over the steady
+    window where the sampler read it, else over the whole connection less the median CPU of a no-data
+    connection with the same kex (summary.client_cpu_cores)."""
     client, server = [], []
     for t in trials:
         if not (t.valid and t.data_s and t.data_s > 0):
             continue
-        if t.client_cpu_s is not None:
-            client.append(max(t.client_cpu_s - (handshake_cpu_s or 0.0), 0.0) / t.data_s)
+        if (cores := summary.client_cpu_cores(t, handshake_cpu_s)) is not None:
+            client.append(cores)
         if t.server_cpu_s is not None:
             server.append(t.server_cpu_s / (_server_window(t) or t.data_s))
     return (statistics.median(client) if client else None, statistics.median(server) if server else None)
