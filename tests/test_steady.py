@@ -107,15 +107,14 @@ def test_apply_steady_keeps_the_whole_data_phase_and_the_start_up_cost():
     assert t.to_json()["startup_s"] == t.startup_s
 
 
-def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
+def _real_upload(tmp_path, payload, size: int) -> Trial:
+    """One pipe upload of `payload` to a private sshd of its own (aes128-ctr + hmac-sha2-256), as a run makes it."""
     cleanup = Cleanup()
     try:
         target = PrivateOpenSSH()
         target.start(cleanup)
         kex = target.client_algorithms().default_kex[0]
-        payload = tmp_path / "payload"
-        payload.write_bytes(os.urandom(4 * MIB))
-        trial = run_trial(
+        return run_trial(
             ssh="ssh",
             target=target,
             tool=PipeTool(),
@@ -124,12 +123,18 @@ def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
             repetition=0,
             warmup=False,
             payload=payload,
-            payload_bytes=4 * MIB,
+            payload_bytes=size,
             workdir=tmp_path,
             timeout_s=60,
         )
     finally:
         cleanup.close()
+
+
+def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
+    payload = tmp_path / "payload"
+    payload.write_bytes(os.urandom(4 * MIB))
+    trial = _real_upload(tmp_path, payload, 4 * MIB)
     assert trial.valid, trial.invalid_reason
     assert trial.steady_note == NO_STEADY_PART  # 4 MiB: over before the omitted start ends
     assert trial.data_clock == "server-reader" and trial.mib_s is not None  # the earlier clock, kept
@@ -315,27 +320,8 @@ def test_the_clients_cpu_over_the_steady_window_is_read_at_its_two_ends():
 
 
 def test_a_real_steady_transfer_has_the_clients_cpu_over_its_window(tmp_path):
-    cleanup = Cleanup()
-    try:
-        target = PrivateOpenSSH()
-        target.start(cleanup)
-        kex = target.client_algorithms().default_kex[0]
-        payload = PayloadStore(tmp_path).path_for(512 * MIB)  # 0.7-1 s at this machine's 500-750 MiB/s
-        trial = run_trial(
-            ssh="ssh",
-            target=target,
-            tool=PipeTool(),
-            combo=Combination("aes128-ctr", "hmac-sha2-256", kex),
-            kind="transfer",
-            repetition=0,
-            warmup=False,
-            payload=payload,
-            payload_bytes=512 * MIB,
-            workdir=tmp_path,
-            timeout_s=60,
-        )
-    finally:
-        cleanup.close()
+    payload = PayloadStore(tmp_path).path_for(512 * MIB)  # 0.7-1 s at this machine's 500-750 MiB/s
+    trial = _real_upload(tmp_path, payload, 512 * MIB)
     assert trial.valid, trial.invalid_reason
     assert trial.data_clock == STEADY_STATE and trial.steady_window_s, trial.steady_note
     cpu = trial.client_steady_cpu_s
