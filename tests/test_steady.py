@@ -330,3 +330,38 @@ def test_a_real_steady_transfer_has_the_clients_cpu_over_its_window(tmp_path):
     assert 0 < cpu <= trial.steady_window_s * 1.05 and cpu < trial.client_cpu_s
     assert client_cpu_per_gib(trial, None) == cpu / (trial.mib_s * trial.steady_window_s / 1024)
     assert trial.to_json()["client_steady_cpu_s"] == cpu
+
+
+def _stepped_link(total: int, step: int = 128 * 1024, every_s: float = 0.047) -> tuple[list[float], list[int]]:
+    """A 24 Mbit/s link's counter as sampled: nothing during the set-up, the first 2 MiB window at once (a local
+    relay takes it), then 128 KiB every 47 ms (two 20 ms samples without growth, again and again), then the tail."""
+    times, counts = [], []
+    t = 0.0
+    while True:
+        if t < 0.42:
+            moved = 0
+        else:
+            moved = min(total, 2 * MIB + int((t - 0.42) / every_s) * step)
+        times.append(round(t, 3))
+        counts.append(moved)
+        if moved >= total and t > 0.42 + (total - 2 * MIB) / step * every_s + 0.2:
+            return times, counts
+        t += 0.02
+
+
+def test_a_link_that_moves_in_steps_is_not_a_row_of_pauses():
+    times, counts = _stepped_link(4 * MIB)
+    assert steady.pause_s(times, counts) > 0.06  # its own 20-40 ms stalls do not count as the start-up's pause
+    first = steady.data_start(times, counts)
+    assert 0.38 <= times[first] <= 0.42  # the set-up's stall, then the data (before: after the first 9 MiB)
+    got = estimate(times, counts, 4 * MIB)
+    assert got.mib_s is not None, got.note
+    assert got.mib_s == pytest.approx(128 / 1024 / 0.047, rel=0.05)  # 2.66 MiB/s
+
+
+def test_where_every_sample_moves_a_pause_is_still_40_ms():
+    times = [round(0.02 * i, 2) for i in range(80)]
+    # the first window, 100 ms of nothing while the remote reader starts, then 20 MiB per sample
+    counts = [min(i, 3) * MIB for i in range(8)] + [3 * MIB + (i - 7) * 20 * MIB for i in range(8, 80)]
+    assert steady.pause_s(times, counts) == steady.PAUSE_S
+    assert steady.data_start(times, counts) == 7
