@@ -8,8 +8,10 @@ import os
 import pytest
 
 from sshbench import clock, steady
+from sshbench.calibration import link_probe_size
 from sshbench.cleanup import Cleanup
 from sshbench.clock import apply_steady, cross_check
+from sshbench.links import LINKS
 from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.steady import estimate
@@ -365,3 +367,11 @@ def test_where_every_sample_moves_a_pause_is_still_40_ms():
     counts = [min(i, 3) * MIB for i in range(8)] + [3 * MIB + (i - 7) * 20 * MIB for i in range(8, 80)]
     assert steady.pause_s(times, counts) == steady.PAUSE_S
     assert steady.data_start(times, counts) == 7
+
+
+def test_a_probe_behind_a_shaped_link_is_sized_for_its_line_rate():
+    # 24 Mbit/s: 2 MiB of first window + 0.6 s at 2.86 MiB/s -> 4 MiB (16 MiB took 6.2 s a probe)
+    assert link_probe_size(LINKS["wan24m"].rate_bit_s or 0, 1 << 30) == 4 * MIB
+    assert link_probe_size(LINKS["wan100m"].rate_bit_s or 0, 1 << 30) == 12 * MIB
+    assert link_probe_size(LINKS["lan1g"].rate_bit_s or 0, 1 << 30) == 16 * MIB  # never above the usual probe
+    assert link_probe_size(LINKS["wan24m"].rate_bit_s or 0, 3 * MIB) == 3 * MIB  # nor above --max-size

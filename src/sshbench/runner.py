@@ -26,11 +26,13 @@ from sshbench.calibration import (
     first_probe_size,
     follow_measured_rates,
     grow_if_too_short,
+    link_probe_size,
     round_cost,
 )
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
+from sshbench.links import profile_named
 from sshbench.payload import (
     FLATTERING_KINDS,
     PROBE_SIZE,
@@ -283,6 +285,11 @@ class Runner:
             for c in combos:  # OpenSSH on loopback: a fast cipher's probe starts past the connection's start
                 if c.client == "openssh" and c.server == "openssh":
                     sizes[c] = first_probe_size(crypto_ceiling.ceiling_for(c, crypto)[0], s.max_size)
+        if fixed_size is None and self.target_spec.emulated:
+            for c in combos:  # behind a shaped link: what its line rate needs (calibration.link_probe_size)
+                profile = profile_named(c.link)
+                if profile is not None and profile.rate_bit_s:
+                    sizes[c] = link_probe_size(profile.rate_bit_s, s.max_size)
         # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
         # the per-link details (method, RTT, shaper counters) go under baselines["links"].
         # A remote host's control runs in each direction measured (the server sends for "down").
