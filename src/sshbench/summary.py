@@ -148,21 +148,13 @@ def _median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _steady_client_window(t: Trial) -> tuple[float, float] | None:
-    """(client CPU s, payload GiB) over the trial's steady window, where the sampler read the client's CPU."""
-    if t.client_steady_cpu_s is None or not t.steady_window_s or not t.mib_s:
-        return None
-    return t.client_steady_cpu_s, t.mib_s * t.steady_window_s / 1024
-
-
 def client_cpu_per_gib(t: Trial, fixed_cost_s: float | None) -> float | None:
     """The client's CPU seconds per GiB of one trial: over its steady window where the sampler read the
     client's CPU (no set-up in it), else the whole connection's less the same-shape handshake's
     (`fixed_cost_s`). Why the window: a 12 MiB trial behind a 100 Mbit/s link spent ~20 ms on its data and
     84-120 ms on its handshake, and the difference of the two read 0.00 s/GiB for three ciphers of six."""
-    window = _steady_client_window(t)
-    if window is not None and window[1] > 0:
-        return window[0] / window[1]
+    if t.client_steady_cpu_s is not None and t.steady_window_s and t.mib_s:
+        return t.client_steady_cpu_s / (t.mib_s * t.steady_window_s / 1024)  # over the window's payload GiB
     if t.client_cpu_s is None or t.payload_bytes <= 0:
         return None
     return max(t.client_cpu_s - (fixed_cost_s or 0.0), 0.0) / (t.payload_bytes / GIB)
