@@ -73,6 +73,12 @@ class SteadyEstimate:
         return self.window_end_s - self.window_start_s
 
 
+def _before_tail(counts: Sequence[int], default: int) -> int:
+    """The last sample before the counter came within END_SLACK_BYTES of its final value (the channel's close)."""
+    final = max(counts)
+    return max((i for i, c in enumerate(counts) if c < final - END_SLACK_BYTES), default=default)
+
+
 def _stall_s(times: Sequence[float], counts: Sequence[int], i: int) -> float:
     """How long the counter stays within STALL_BYTES of its reading at sample `i` (0 when the next sample moved)."""
     j = i
@@ -87,8 +93,7 @@ def pause_s(times: Sequence[float], counts: Sequence[int]) -> float:
     counter grows by 128 KiB every 40-60 ms (two 20 ms samples without growth in a row, again and again), so
     every step counted as a pause: the data phase started after the first 9 MiB, and a 4 MiB trial never had a
     steady part (a default run took 204 s). On loopback and on faster links every sample moves: `PAUSE_S`."""
-    final = max(counts)
-    end = max((i for i, c in enumerate(counts) if c < final - END_SLACK_BYTES), default=0)  # before the tail
+    end = _before_tail(counts, 0)
     middle = (times[0] + times[end]) / 2
     stalls = sorted(_stall_s(times, counts, i) for i in range(end) if times[i] >= middle)
     if not stalls:
@@ -122,7 +127,7 @@ def estimate(
         return SteadyEstimate(note=NO_SAMPLES)
     first = data_start(times, counts)
     final = max(counts)
-    end = max((i for i, c in enumerate(counts) if c < final - END_SLACK_BYTES), default=first)
+    end = _before_tail(counts, first)
     wire_payload = final - counts[0]
     start_t = times[first]
     begin = next((i for i in range(first, len(times)) if times[i] >= start_t + omit_s), len(times))
