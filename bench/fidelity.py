@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -59,7 +60,7 @@ from sshbench.links import LinkProfile, parse_links
 from sshbench.payload import PayloadStore
 from sshbench.progress import Sampler
 from sshbench.results import IMPLICIT_MAC, Combination
-from sshbench.statistics import paired_ratio_ci
+from sshbench.statistics import paired_ratio_ci, t_critical
 from sshbench.targets import NetnsOpenSSH, PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import algorithm_options
@@ -211,7 +212,11 @@ def main() -> int:
                 if not args.per_cipher:
                     doc, wall = default_run(args.run_options, tmp, rnd)
                     run_walls.append(wall)
-                for index, cipher in enumerate(ciphers):
+                # each round starts its bulk transfers at the next cipher: the first transfer after a default run
+                # is not always the same cipher's (a position effect then shows as one, not as that cipher's)
+                shift = rnd % len(ciphers)
+                for position, cipher in enumerate(ciphers[shift:] + ciphers[:shift]):
+                    index = ciphers.index(cipher)
                     if args.per_cipher:
                         own = ["--ciphers", cipher, "--runs", "3", "--no-baselines", "--no-reference"]
                         doc, wall = default_run([*own, *args.run_options], tmp, rnd * 100 + index)
@@ -237,7 +242,7 @@ def main() -> int:
                             guess = set_up + row["median_startup_s"] + size / MIB / row["median_mib_s"]
                             predicted.setdefault((cipher, size), []).append(guess)
                     print(
-                        f"round {rnd + 1} {cipher:<30} headline {fmt_rate(row['median_mib_s'], 6)}  bulk {fmt_rate(bulk[cipher][-1], 6)}"
+                        f"round {rnd + 1} #{position + 1} {cipher:<30} headline {fmt_rate(row['median_mib_s'], 6)}  bulk {fmt_rate(bulk[cipher][-1], 6)}"
                         f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  time-weighted {fmt_rate(weighted[cipher][-1], 6)}"
                         f" ratio {weighted[cipher][-1] / bulk[cipher][-1]:.3f}  (true {true_s * 1000:.0f} ms,"
                         f" start-up {1000 * (row.get('median_startup_s') or 0):.0f} ms)",
@@ -264,6 +269,11 @@ def main() -> int:
             f"{'  time-weighted':<30} {fmt_rate(statistics.median(weighted[cipher]), 8)} {'':>7}"
             f" {statistics.median(w_ratios):6.3f}   per round: {', '.join(f'{r:.3f}' for r in w_ratios)}"
         )
+    every = [h / b for c in ciphers for h, b in zip(headline[c], bulk[c])]
+    every_weighted = [w / b for c in ciphers for w, b in zip(weighted[c], bulk[c])]
+    if len(every) >= 2:
+        print(f"{'pooled, every cipher and round':<30} {'':>8} {'':>7} {pooled_text(every)}")
+        print(f"{'  time-weighted':<30} {'':>8} {'':>7} {pooled_text(every_weighted)}")
     print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
     for (cipher, size), guesses in predicted.items():
         times_taken = measured[(cipher, size)][: len(guesses)]
@@ -273,6 +283,14 @@ def main() -> int:
             f" {statistics.median(ratios):6.3f}"
         )
     return 0
+
+
+def pooled_text(ratios: list[float]) -> str:
+    """The geometric mean of `ratios` with its 95% t interval, and how many."""
+    logs = [math.log(r) for r in ratios]
+    centre = statistics.fmean(logs)
+    half = t_critical(0.95, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"{math.exp(centre):6.3f}   ({math.exp(centre - half):.3f}-{math.exp(centre + half):.3f}, geometric mean of {len(logs)})"
 
 
 def sampled(argv: list[str], stdin_path: str) -> tuple[float, list[float], list[int]]:
