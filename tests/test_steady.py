@@ -219,16 +219,16 @@ def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_st
     follow_measured_rates(sizes, trials[0], trials, settings)
     # 1000 MiB/s x (the steady part + the omitted start: 0.5 s) + the first window: 502 MiB, the next ladder step up
     assert sizes[COMBO] == 512 * MIB
-    trials += [_trial(1, 600, STEADY_STATE), _trial(2, 500, STEADY_STATE)]  # slower rounds: median 600
+    trials += [_trial(1, 800, STEADY_STATE), _trial(2, 800, STEADY_STATE)]  # slower rounds: median 800
     follow_measured_rates(sizes, trials[2], trials, settings)
-    assert sizes[COMBO] == 512 * MIB  # 600 x 0.5 + 2 -> 384 MiB is more than half: no new payload for it...
-    trials += [_trial(3, 300, STEADY_STATE), _trial(4, 300, STEADY_STATE)]
-    follow_measured_rates(sizes, trials[4], trials, settings)
-    assert sizes[COMBO] == 256 * MIB  # ...until the median (500: 252 MiB -> 256) needs half or less
+    assert sizes[COMBO] == 512 * MIB  # 800 x 0.5 + 2 -> 448 MiB is more than 3/4 of it: no new payload for it...
+    trials += [_trial(3, 400, STEADY_STATE), _trial(4, 400, STEADY_STATE), _trial(5, 400, STEADY_STATE)]
+    follow_measured_rates(sizes, trials[5], trials, settings)
+    assert sizes[COMBO] == 320 * MIB  # ...until the median (600: 302 MiB -> 320) needs 3/4 or less
     sizes[COMBO] = 64 * MIB
-    follow_measured_rates(sizes, trials[4], trials, settings)
+    follow_measured_rates(sizes, trials[5], trials, settings)
     assert sizes[COMBO] == 64 * MIB  # never up: a trial too short for a steady part grows by itself
-    unsteady = _trial(5, 50, "server-reader", NO_STEADY_PART)
+    unsteady = _trial(6, 50, "server-reader", NO_STEADY_PART)
     sizes[COMBO] = 1024 * MIB
     follow_measured_rates(sizes, unsteady, trials, settings)
     assert sizes[COMBO] == 1024 * MIB  # no steady rate: grow_if_too_short's business
@@ -257,8 +257,8 @@ def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_i
     assert calibration.after_probe(COMBO, _probe(16 * MIB, 230, 120), 0) is True
     assert sizes[COMBO] == RAMP_PROBE_SIZE
     assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 570, 1000), 1) is False
-    # 1000 MiB/s x (0.25 s + the 0.4 s omitted) + the first window: 652 MiB -> 768 (not x2: 1536)
-    assert sizes[COMBO] == 768 * MIB and calibration.probe_rates[COMBO] == 1000.0
+    # 1000 MiB/s x (0.25 s + the 0.3 s omitted) + the first window: 552 MiB -> 640 (not x2: 1280)
+    assert sizes[COMBO] == 640 * MIB and calibration.probe_rates[COMBO] == 1000.0
     slow_sizes = {COMBO: 16 * MIB}
     assert Calibration([COMBO], settings, slow_sizes).after_probe(COMBO, _probe(16 * MIB, 28, 28), 0) is False
     assert slow_sizes[COMBO] < RAMP_PROBE_SIZE
@@ -372,6 +372,6 @@ def test_where_every_sample_moves_a_pause_is_still_40_ms():
 def test_a_probe_behind_a_shaped_link_is_sized_for_its_line_rate():
     # 24 Mbit/s: 2 MiB of first window + 0.6 s at 2.86 MiB/s -> 4 MiB (16 MiB took 6.2 s a probe)
     assert link_probe_size(LINKS["wan24m"].rate_bit_s or 0, 1 << 30) == 4 * MIB
-    assert link_probe_size(LINKS["wan100m"].rate_bit_s or 0, 1 << 30) == 12 * MIB
+    assert link_probe_size(LINKS["wan100m"].rate_bit_s or 0, 1 << 30) == 10 * MIB  # 9.2 MiB
     assert link_probe_size(LINKS["lan1g"].rate_bit_s or 0, 1 << 30) == 16 * MIB  # never above the usual probe
     assert link_probe_size(LINKS["wan24m"].rate_bit_s or 0, 3 * MIB) == 3 * MIB  # nor above --max-size

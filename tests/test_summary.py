@@ -91,11 +91,13 @@ def test_schedule_is_interleaved_round_robin():
 
 def test_adaptive_size():
     assert size_for_rate(800, 1.0, GIB) == 768 * MIB  # the nearest on a log scale, within 0.8-1.25x
-    assert size_for_rate(20, 1.0, GIB) == 24 * MIB
+    assert size_for_rate(20, 1.0, GIB) == 20 * MIB
     assert size_for_rate(5000, 1.0, 256 * MIB) == 256 * MIB
     assert size_for_rate(0.001, 1.0, GIB) == MIN_SIZE
-    # half steps: a size rounded up to the ladder moves at most 1.5x what it needs (powers of two alone: 2x)
-    assert all(1 < b / a <= 1.5 for a, b in zip(LADDER[1:], LADDER[2:]))  # from 2 MiB on (1 to 2 MiB: 2x)
+    # quarter steps: a size rounded up to the ladder moves at most 1.25x what it needs from 4 MiB on (powers of
+    # two alone: 2x; with half steps 1.5x)
+    assert all(1 < b / a <= 1.25 for a, b in zip(LADDER[3:], LADDER[4:]))
+    assert all(1 < b / a <= 2 for a, b in zip(LADDER, LADDER[1:]))  # 1, 2, 3, 4 MiB below
     assert all(LADDER[i] % LADDER[0] == 0 for i in range(len(LADDER))) and LADDER[-1] == 8 * GIB
     assert needs_bigger_probe(0.05, 16 * MIB, 1.0, GIB)
     assert not needs_bigger_probe(0.5, 16 * MIB, 1.0, GIB)

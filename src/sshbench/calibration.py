@@ -15,6 +15,7 @@ from sshbench.steady import OMIT_S
 from sshbench.units import MIB
 
 FIRST_WINDOW_BYTES = 2 * MIB  # OpenSSH's channel window
+SHRINK_AT = 0.75  # a measured combination's trials shrink to what its steady rate needs at this share or less
 
 # The shortest data phase the minimum rounds shrink to. bench/precision.py --sweep on this 2-core VM
 # (interleaved, x2, load 1-3): CI half-width x sqrt(wall) 119 at 1 s, 170 at 0.5 s, 240 at 0.25 s, so a
@@ -40,7 +41,7 @@ UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is
 # aes256-ctr 400 vs 443), where the 16 MiB one's late rates read 3-377 MiB/s for ciphers steady at 360-940.
 RAMP_PROBE_SIZE = 64 * MIB
 RAMP_PROBE_MIB_S = 100.0  # a 16 MiB probe at least this fast: 64 MiB take well under a second
-RAMP_PROBE_HEADROOM = 1.0  # its late rate as it is: the ladder rounds the size up (by up to 1.5x) anyway
+RAMP_PROBE_HEADROOM = 1.0  # its late rate as it is: the ladder rounds the size up (by up to 1.25x) anyway
 # A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
 # probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would
 # only ask for the 64 MiB one (a default run probed every one of its 6 ciphers twice: ~2.5 s of its 55).
@@ -216,7 +217,7 @@ def follow_measured_rates(
 ) -> None:
     """An adaptive run's measured transfer with a steady rate: the combination's next trials shrink to the size
     the median of its measured steady rates needs for ~`seconds` of steady part (as the probe's sizing), when
-    that is half their size or less. The probe is a 16 MiB connection start whose rate is a guess (sized as if
+    that is three quarters of their size or less (SHRINK_AT). The probe is a 16 MiB connection start whose rate is a guess (sized as if
     twice its late rate), and a trial that had to grow grew fourfold: one default run moved aes256-gcm 1024 MiB
     a trial (1.2-1.6 s of data phase) where 512 hold its 0.3 s target at ~1000 MiB/s. Not under --server-cpu
     (its sizes also cover a channel window) nor with a size the user chose."""
@@ -226,10 +227,12 @@ def follow_measured_rates(
         return
     rates = [rate for t in trials if t.combination == combo and (rate := _steady_mib_s(t))]
     wanted = steady_size(statistics.median(rates), settings.seconds, settings.max_size)
-    # Only down, and only by half or more: each new size is a payload file written between two trials (0.3-1.7 s
-    # for 192 MiB-1 GiB on this VM, which a size changing every round spent 9 s of a default run on), and a
-    # trial that grows too short for a steady part grows by itself (grow_if_too_short).
-    if wanted * 2 <= sizes[combo]:
+    # Only down, and only by a quarter or more (two steps of the ladder): each new size is a payload file written
+    # between two trials (0.3-1.7 s for 192 MiB-1 GiB on this VM, which a size changing every round spent 9 s of a
+    # default run on), and a trial that grows too short for a steady part grows by itself (grow_if_too_short).
+    # Not by half or more, as until the ladder's quarter steps: `--full` sizes all 16 MACs of a cipher from one
+    # probe, and its trials then had a median steady part of 0.49 s where 0.25 s was the target.
+    if wanted <= SHRINK_AT * sizes[combo]:
         sizes[combo] = wanted
 
 
