@@ -217,10 +217,10 @@ def follow_measured_rates(
 ) -> None:
     """An adaptive run's measured transfer with a steady rate: the combination's next trials shrink to the size
     the median of its measured steady rates needs for ~`seconds` of steady part (as the probe's sizing), when
-    that is three quarters of their size or less (SHRINK_AT). The probe is a 16 MiB connection start whose rate is a guess (sized as if
-    twice its late rate), and a trial that had to grow grew fourfold: one default run moved aes256-gcm 1024 MiB
-    a trial (1.2-1.6 s of data phase) where 512 hold its 0.3 s target at ~1000 MiB/s. Not under --server-cpu
-    (its sizes also cover a channel window) nor with a size the user chose."""
+    that is SHRINK_AT (3/4) of their size or less. The probe is a 16 MiB connection start whose rate is a guess
+    (sized as if twice its late rate), and a trial that had to grow grew fourfold: one default run moved aes256-gcm
+    1024 MiB a trial (1.2-1.6 s of data phase) where 512 hold its 0.3 s target at ~1000 MiB/s. Not under
+    --server-cpu (its sizes also cover a channel window) nor with a size the user chose."""
     combo = trial.combination
     adaptive_size = settings.size is None and settings.file is None
     if not (adaptive_size and settings.server_cpu is None and combo in sizes and _steady_mib_s(trial)):

@@ -20,12 +20,14 @@ import zlib
 from pathlib import Path
 
 from sshbench.errors import RunError
-from sshbench.units import MIB, format_size
+from sshbench.units import GIB, MIB, format_size
 
 MIN_SIZE = 1 * MIB  # below this the data phase is too short for any clock here
 PROBE_SIZE = 16 * MIB  # calibration transfer: ~0.8 s even for 3des-cbc (~20 MiB/s)
 # 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16 MiB .. 8 GiB: each step at most 1.25x from 4 MiB on
-LADDER = [MIB, 2 * MIB, 3 * MIB] + sorted(k * MIB << i for k in (4, 5, 6, 7) for i in range(12))[:-3]
+LADDER = [MIB, 2 * MIB, 3 * MIB] + sorted(
+    k * MIB << i for k in (4, 5, 6, 7) for i in range(12) if k * MIB << i <= 8 * GIB
+)
 _CHUNK = 8 * MIB
 # Random payloads repeat one block drawn from the kernel's generator once per run: writing 1 GiB took
 # 3.6 s with os.urandom for every byte (the raw TCP control's payload: 6% of a default run's minute) and
