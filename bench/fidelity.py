@@ -402,7 +402,15 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
     for (omit, cut), values in variants.items():
         if len(values) >= 2:
             est = paired_ratio_ci(values, variants_outside)
-            print(f"  omit {omit:.1f} s, data phase {cut:.2f} s: {est.ratio:.3f} ({est.low:.3f}-{est.high:.3f})")
+            per_cipher = []
+            for index in range(len(ciphers)):
+                mine = {k: v for k, v in values.items() if k // 10_000 == index}
+                if len(mine) >= 2:
+                    per_cipher.append(f"{paired_ratio_ci(mine, variants_outside).ratio:.3f}")
+            print(
+                f"  omit {omit:.1f} s, data phase {cut:.2f} s: {est.ratio:.3f} ({est.low:.3f}-{est.high:.3f})"
+                f"   per cipher {', '.join(per_cipher)}"
+            )
     return 0
 
 
