@@ -111,10 +111,12 @@ def link_profile(text: str) -> LinkProfile:
     return profiles[0]
 
 
-def timed(argv: list[str], stdin_path: str) -> float:
+def timed(argv: list[str], stdin_path: str, env: dict[str, str] | None = None) -> float:
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
-        subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900)
+        subprocess.run(
+            argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=900, env=env
+        )
         return time.perf_counter() - start
 
 
@@ -293,11 +295,13 @@ def pooled_text(ratios: list[float]) -> str:
     return f"{math.exp(centre):6.3f}   ({math.exp(centre - half):.3f}-{math.exp(centre + half):.3f}, geometric mean of {len(logs)})"
 
 
-def sampled(argv: list[str], stdin_path: str) -> tuple[float, list[float], list[int]]:
+def sampled(
+    argv: list[str], stdin_path: str, env: dict[str, str] | None = None
+) -> tuple[float, list[float], list[int]]:
     """Wall time of one transfer, and its client connection's bytes_acked sampled as a trial samples it."""
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         sampler = Sampler(proc.pid, start).start()
         try:
             proc.wait(timeout=900)

@@ -31,61 +31,22 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import sys
-import time
 
+from fidelity import bare_ssh, sampled, timed, trial_clock  # bench/fidelity.py: the same transfers and clock
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.statistics import paired_ratio_ci
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
 DEFAULT_TUNABLE = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864"
 VARIANTS = ("plain", "both")
 EARLY_S, MID_S, BIN_S = steady.OMIT_S + 0.25, 1.3, 0.5
-
-
-def clock_on_first(times: list[float], counts: list[int], cut_s: float, per_wire: float) -> float | None:
-    """The steady clock on the first `cut_s` of the data phase, as if the trial had ended there (payload MiB/s)."""
-    first = steady.data_start(times, counts)
-    cut = next((i for i in range(first, len(times)) if times[i] >= times[first] + cut_s), None)
-    if cut is None:
-        return None
-    rate = steady.estimate(times[: cut + 1], counts[: cut + 1], counts[cut] - counts[0]).mib_s
-    return rate * per_wire if rate is not None else None
-
-
-def transfer(argv: list[str], payload: str, env: dict[str, str] | None) -> tuple[float, list[float], list[int]]:
-    """Wall time of one upload and its client connection's bytes_acked, sampled as a trial samples them."""
-    with open(payload, "rb") as stdin:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        sampler = Sampler(proc.pid, start).start()
-        try:
-            proc.wait(timeout=900)
-        finally:
-            samples = sampler.stop().samples
-        wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"malloc: the transfer exited {proc.returncode}")
-    return wall, [s.t for s in samples], [s.acked for s in samples]
-
-
-def true_s(argv: list[str], env: dict[str, str] | None) -> float:
-    """The median of three `ssh host true`: the connection's fixed cost, taken off the outside clock."""
-    walls = []
-    for _ in range(3):
-        start = time.perf_counter()
-        subprocess.run([*argv, "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, timeout=60)
-        walls.append(time.perf_counter() - start)
-    return sorted(walls)[1]
 
 
 def ci(a: dict[int, float], b: dict[int, float]) -> str:
@@ -124,16 +85,15 @@ def main() -> int:
                 for variant in VARIANTS[rnd % 2 :] + VARIANTS[: rnd % 2]:
                     target, env = targets[variant], (tuned_env if variant == "both" else None)
                     combo = Combination(cipher, IMPLICIT_MAC, kex)  # no -m: the MAC a default connection takes
-                    base = [*target.client_prefix(), "ssh", *target.client_options(), *algorithm_options(combo)]
-                    base += target.destination()
-                    fixed = true_s(base, env)
-                    wall, times, counts = transfer([*base, "-v", PipeTool().remote_command("up")], payload, env)
+                    base = bare_ssh(target, combo)
+                    fixed = sorted(timed([*base, "true"], os.devnull, env) for _ in range(3))[1]
+                    wall, times, counts = sampled([*base, "-v", PipeTool().remote_command("up")], payload, env)
                     per_wire = args.size / max(counts[-1] - counts[0], 1)
                     first = steady.data_start(times, counts)
                     end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
                     after = next((i for i in range(first, len(times)) if times[i] >= times[first] + MID_S), end)
-                    early = clock_on_first(times, counts, EARLY_S, per_wire)
-                    mid = clock_on_first(times, counts, MID_S, per_wire)
+                    early = trial_clock(times, counts, EARLY_S, per_wire)
+                    mid = trial_clock(times, counts, MID_S, per_wire)
                     if early is None or mid is None or end <= after:
                         print(f"round {rnd + 1} {cipher} {variant}: too short for the windows", file=sys.stderr)
                         continue
