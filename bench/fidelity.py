@@ -328,6 +328,17 @@ def trial_clock(
     return rate * payload_per_wire if rate is not None else None
 
 
+def rest_of_transfer(times: list[float], counts: list[int], after_s: float, per_wire: float) -> float | None:
+    """The sampler's rate (payload MiB/s) from `after_s` into the data phase to the transfer's end (its last 64 KiB
+    left out, as the steady clock leaves them out); None when the transfer ends before `after_s`."""
+    first = steady.data_start(times, counts)
+    end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
+    after = next((i for i in range(first, len(times)) if times[i] >= times[first] + after_s), end)
+    if end <= after:
+        return None
+    return (counts[end] - counts[after]) / MIB / (times[end] - times[after]) * per_wire
+
+
 def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
     cleanup = Cleanup()
     clock: dict[str, dict[int, float]] = {c: {} for c in ciphers}
@@ -356,7 +367,8 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
                 wall, times, counts = sampled([*base, "-v", PipeTool().remote_command("up")], payload)
                 per_wire = args.bulk / max(counts[-1] - counts[0], 1)
                 head = trial_clock(times, counts, args.trial_s, per_wire)
-                if head is None or len(times) < 10:
+                after_head = rest_of_transfer(times, counts, args.trial_s, per_wire)
+                if head is None or after_head is None or len(times) < 10:
                     print(f"round {rnd + 1} {cipher}: too few samples", file=sys.stderr)
                     continue
                 outside[cipher][rnd] = args.bulk / MIB / (wall - true_s)
@@ -366,10 +378,7 @@ def inside(args: argparse.Namespace, ciphers: list[str]) -> int:
                 for (omit, cut), values in variants.items():
                     if (value := trial_clock(times, counts, cut, per_wire, omit)) is not None:
                         values[key] = value
-                first = steady.data_start(times, counts)
-                after = next(i for i in range(first, len(times)) if times[i] >= times[first] + args.trial_s)
-                end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
-                rest[cipher][rnd] = (counts[end] - counts[after]) / MIB / (times[end] - times[after]) * per_wire
+                rest[cipher][rnd] = after_head
                 print(
                     f"round {rnd + 1} {cipher:<30} trial clock {fmt_rate(head, 6)}  outside {fmt_rate(outside[cipher][rnd], 6)}"
                     f"  ratio {head / outside[cipher][rnd]:.3f}  rest (sampler) {fmt_rate(rest[cipher][rnd], 6)}",

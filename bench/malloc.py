@@ -33,7 +33,13 @@ import os
 import statistics
 import sys
 
-from fidelity import bare_ssh, sampled, timed, trial_clock  # bench/fidelity.py: the same transfers and clock
+from fidelity import (  # bench/fidelity.py: the same transfers and clock
+    bare_ssh,
+    rest_of_transfer,
+    sampled,
+    timed,
+    trial_clock,
+)
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
@@ -89,15 +95,14 @@ def main() -> int:
                     fixed = sorted(timed([*base, "true"], os.devnull, env) for _ in range(3))[1]
                     wall, times, counts = sampled([*base, "-v", PipeTool().remote_command("up")], payload, env)
                     per_wire = args.size / max(counts[-1] - counts[0], 1)
-                    first = steady.data_start(times, counts)
-                    end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
-                    after = next((i for i in range(first, len(times)) if times[i] >= times[first] + MID_S), end)
                     early = trial_clock(times, counts, EARLY_S, per_wire)
                     mid = trial_clock(times, counts, MID_S, per_wire)
-                    if early is None or mid is None or end <= after:
+                    rest = rest_of_transfer(times, counts, MID_S, per_wire)
+                    if early is None or mid is None or rest is None:
                         print(f"round {rnd + 1} {cipher} {variant}: too short for the windows", file=sys.stderr)
                         continue
-                    rest = (counts[end] - counts[after]) / MIB / (times[end] - times[after]) * per_wire
+                    first = steady.data_start(times, counts)
+                    end = max(i for i, c in enumerate(counts) if c < counts[-1] - steady.END_SLACK_BYTES)
                     outside = args.size / MIB / (wall - fixed)
                     figures.setdefault((cipher, variant), {})[rnd] = (early, mid, rest, outside)
                     mine = []
