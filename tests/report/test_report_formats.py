@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, sshbench_argv
-from sshbench import summary
-from sshbench.report import charts
+from fakes import constructed_run
+from sshbench import steady, summary
+from sshbench.report import charts, html
 from sshbench.store import open_store
 
 
@@ -160,6 +161,15 @@ def test_html_is_self_contained_with_the_medians(stored, tmp_path):
     col = header.index("MiB/s ± 95% CI")
     found = {(r[header.index("cipher")], _mac(r[header.index("MAC")])): r[col].split()[0] for r in rows}
     assert found == _rounded(stored["medians"])
+    # "How it was measured" names the clock the rates were taken on, with this run's omit
+    assert f"the first {steady.OMIT_S:g} s after the data starts are left out" in text
+    assert "earlier clock" not in text
+
+
+def test_html_of_a_run_stored_before_the_steady_clock_says_which_clock():
+    """A run whose trials were never sampled (JSON schema 1) is described as the earlier clock measured it."""
+    text = html.render(constructed_run())
+    assert "measured by the earlier clock" in text and "are left out" not in text
 
 
 def test_charts_are_written_as_svg_and_png(stored, tmp_path):

@@ -9,7 +9,7 @@ import datetime
 import json
 from html import escape
 
-from sshbench import __version__
+from sshbench import __version__, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.report import charts, model, ranked
@@ -35,15 +35,33 @@ code { background: #f4f4f4; padding: 0 0.2rem; }
 
 HOW_MEASURED = (
     "Each trial is one real <code>ssh</code> connection with the cipher, MAC and key exchange forced on the "
-    "command line and checked against what <code>ssh -v</code> says was negotiated. The payload is random "
-    "(incompressible) data piped through the connection to a reader on the server; the data phase is timed "
-    "by that server-side reader and cross-checked against the connection's wall time minus the median "
-    "set-up time of a connection that moves no data. Trials are interleaved round-robin (every combination "
-    "once, then all again) so that a burst of load spreads over all combinations; warm-up trials are not "
-    "counted. Each row shows the median of its valid trials, the min-max range and the coefficient of "
-    "variation (CV); CPU is the user+system time of the client's ssh and the server's session process, "
-    "per GiB moved."
+    "command line and checked against what <code>ssh -v</code> says was negotiated. The payload (random, "
+    "incompressible data unless the run chose another) goes through the connection to a reader on the server, "
+    "which counts what arrived. {clock} Trials are interleaved round-robin (every combination once, then all "
+    "again) so that a burst of load spreads over all combinations; warm-up trials are not counted. Each row "
+    "shows the median of its valid trials, the min-max range and the coefficient of variation (CV); CPU is the "
+    "user+system time of the client's ssh and the server's session process, per GiB moved."
 )
+STEADY_CLOCK_TEXT = (
+    "The rate is the steady state of the data phase, what a bulk transfer gets: the client connection's TCP "
+    "byte counters are sampled every 20 ms while it runs, the first {omit} after the data starts are left out "
+    "(every connection's start runs slow, whatever the cipher) and the rate is taken over the rest. What the "
+    "start cost is kept as a figure of its own; a trial too short for a steady part says so and is not counted "
+    "beside steady ones."
+)
+EARLIER_CLOCK_TEXT = (
+    "This run was measured by the earlier clock (an sshbench before the steady-state one): each rate is the "
+    "whole data phase as the server's reader timed it, the connection's start-up included, so it reads lower "
+    "than a steady-state run's."
+)
+
+
+def _how_measured(result: RunResult) -> str:
+    """HOW_MEASURED with the clock this run's rates were taken on (docs/clock.md)."""
+    if summary.run_clock(result.trials) == summary.EARLIER_CLOCK:
+        return HOW_MEASURED.format(clock=EARLIER_CLOCK_TEXT)
+    omit = result.environment.get("steady_omit_s")
+    return HOW_MEASURED.format(clock=STEADY_CLOCK_TEXT.format(omit=f"{omit:g} s" if omit else "fraction of a second"))
 
 
 def _table(
@@ -119,7 +137,7 @@ def render(result: RunResult) -> str:
     parts.append(_baselines(baseline_analysis.document(result)))
 
     parts.append("<h2>How it was measured</h2>")
-    parts.append(f"<p>{HOW_MEASURED}</p>")
+    parts.append(f"<p>{_how_measured(result)}</p>")
     settings = [[k, "-" if v is None else str(v)] for k, v in result.settings_json().items()]
     parts.append(_table(["setting", "value"], settings, [False, False], table_id="settings"))
     parts.append(f"<p>sshbench {escape(__version__)}; {len(result.trials)} trials stored.</p>")
