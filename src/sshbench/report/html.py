@@ -31,6 +31,8 @@ figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1
 figcaption { font-size: 0.9rem; color: #555; }
 .warn { color: #8a5300; }
 code { background: #f4f4f4; padding: 0 0.2rem; }
+/* a config line (--full: a MACs line of ~180 characters) wraps in the window; a copy still takes it as one line */
+#answer pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 
 HOW_MEASURED = (
