@@ -28,6 +28,7 @@ POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
 MOST_NAMED = 3  # a fastest group larger than this is counted in the headline, not named
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
+CHECKED_LINES_KEY = "conclusion_config_checked_lines"  # environment: the lines that check connected with
 
 # "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
 LIMITS = {
@@ -255,8 +256,20 @@ def _compute(result: RunResult) -> Answer | None:
         answer.bound_by_explanation = verdict.verdict.explanation
     _why(answer, result, fastest[0].combination)
     _config(answer, result, fastest[0])
+    _stale_check(answer, result)
     _undecided(answer, result, pair)
     return answer
+
+
+def _stale_check(answer: Answer, result: RunResult) -> None:
+    """A stored run shown by an sshbench whose rules write other lines than those `run` checked: its check
+    was of those, not of these (--full's lines changed with the rule that places a cipher by its rows with an
+    allowed MAC). Runs stored before the checked lines were recorded keep their check as it was."""
+    checked_lines = result.environment.get(CHECKED_LINES_KEY)
+    if answer.config_checked and checked_lines is not None and list(checked_lines) != answer.config:
+        answer.config_checked = (
+            f"{answer.config_checked}, but with the lines the run wrote then, not these: {'; '.join(checked_lines)}"
+        )
 
 
 def _why(answer: Answer, result: RunResult, top: Combination) -> None:

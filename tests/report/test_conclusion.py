@@ -178,3 +178,22 @@ def test_on_a_narrow_terminal_lines_break_between_words_and_config_lines_stay_wh
     piped = io.StringIO()
     conclusion.print_block(result, Console(file=piped, width=60, color_system=None))
     assert piped.getvalue().splitlines() == found.lines()  # into a pipe: one line per fact
+
+
+def test_a_check_of_other_lines_than_the_ones_shown_says_so() -> None:
+    """A stored run's check was of the lines `run` wrote then: shown under other lines (a later sshbench's
+    rules), it says which; under the same lines, or from a run stored before the lines were recorded, as it was."""
+    result = _run({GCM128: [700, 710, 705], GCM256: [500, 505, 502], CHACHA: [300, 290, 310]})
+    checked = "connected to private sshd 127.0.0.1:2222 with these lines (got aes128-gcm)"
+    result.environment[answer.CHECKED_KEY] = checked
+    found = answer.compute(result)
+    assert found is not None and found.config and found.config_checked == checked  # nothing recorded: as it was
+    result.environment[answer.CHECKED_LINES_KEY] = list(found.config)
+    result.cache.clear()  # the answer is cached per state of the trials; a stored run is loaded afresh
+    same = answer.compute(result)
+    assert same is not None and same.config_checked == checked
+    result.environment[answer.CHECKED_LINES_KEY] = ["Ciphers ^aes128-ctr"]
+    result.cache.clear()
+    other = answer.compute(result)
+    assert other is not None and other.config_checked is not None
+    assert other.config_checked.startswith(checked) and "not these: Ciphers ^aes128-ctr" in other.config_checked

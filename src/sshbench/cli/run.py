@@ -293,6 +293,7 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         checked = f"NOT checked: {e}"
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
     result.environment[answer.CHECKED_KEY] = found.config_checked = checked
+    result.environment[answer.CHECKED_LINES_KEY] = list(found.config)
 
 
 def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
