@@ -37,7 +37,7 @@ the bench's own with the same profile; the default bulk is then 256 MiB (4 GiB a
 transfer) and the predicted sizes 32 and 128 MiB. Not pinned, as a run behind a link is not (the link's relays share
 the CPUs).
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--link PROFILE] [--per-cipher | --inside [--trial-s S] [--prewarm SIZE]] [--no-pin] [-- RUN OPTIONS]
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--link PROFILE] [--per-cipher | --inside [--trial-s S]] [--prewarm SIZE] [--no-pin] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -178,7 +178,12 @@ def main() -> int:
     parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
     parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
     parser.add_argument("--inside", action="store_true", help="the clock on the start of each bulk transfer")
-    parser.add_argument("--prewarm", type=parse_size, default=0, help="--inside: a transfer this size before each")
+    parser.add_argument(
+        "--prewarm",
+        type=parse_size,
+        default=0,
+        help="a throwaway transfer this size before each bulk transfer (--inside) or after each default run",
+    )
     parser.add_argument(
         "--trial-s", type=float, default=round(steady.OMIT_S + 0.25, 3), help="--inside: the data phase a trial has"
     )
@@ -204,9 +209,12 @@ def main() -> int:
     loads, run_walls = [], []
     try:
         target = start_target(args, cleanup)
-        workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=args.bulk + sum(small_sizes) + 64 * MIB)
+        workdir = cleanup.make_temp_dir(
+            prefer_shm=True, min_free_bytes=args.bulk + sum(small_sizes) + args.prewarm + 64 * MIB
+        )
         store = PayloadStore(workdir)
         payloads = {size: str(store.path_for(size)) for size in (args.bulk, *small_sizes)}
+        prewarm = str(store.path_for(args.prewarm)) if args.prewarm else ""
         with tempfile.TemporaryDirectory(prefix="sshbench-fidelity-") as tmp_name:
             tmp = Path(tmp_name)
             for rnd in range(args.rounds):
@@ -214,6 +222,11 @@ def main() -> int:
                 if not args.per_cipher:
                     doc, wall = default_run(args.run_options, tmp, rnd)
                     run_walls.append(wall)
+                    if prewarm:  # a throwaway transfer between the run and its bulk transfers (the first read slow)
+                        first = row_of(doc, ciphers[0], link_name)
+                        if first is not None:
+                            combo = Combination(ciphers[0], first["mac"], first["kex"], link=link_name)
+                            timed([*bare_ssh(target, combo), "dd of=/dev/null bs=1M 2>/dev/null"], prewarm)
                 # each round starts its bulk transfers at the next cipher: the first transfer after a default run
                 # is not always the same cipher's (a position effect then shows as one, not as that cipher's)
                 shift = rnd % len(ciphers)
