@@ -142,3 +142,26 @@ def test_an_unknown_trial_kind_is_named_and_a_known_one_loads_as_its_type(real_d
     doc["trials"][1]["kind"] = "upload"
     with pytest.raises(SshbenchError, match=r"'trials\[1\]\.kind' must be one of 'transfer', 'handshake', 'raw-tcp'"):
         result_from_document(doc, "doc.json")
+
+
+def test_checked_lines_that_are_not_strings_are_named(real_document):
+    """Found by the mutation test in CI: a null among the checked lines reached the answer's join."""
+    doc = copy.deepcopy(real_document)
+    doc["environment"]["conclusion_config_checked"] = "connected"
+    doc["environment"]["conclusion_config_checked_lines"] = [None]
+    with pytest.raises(SshbenchError, match=r"'environment\.conclusion_config_checked_lines\[0\]' must be a string"):
+        result_from_document(doc, "doc.json")
+    doc["environment"]["steady_omit_s"] = "0.3"
+    doc["environment"]["conclusion_config_checked_lines"] = ["Ciphers aes128-gcm@openssh.com"]
+    with pytest.raises(SshbenchError, match=r"'environment\.steady_omit_s' must be a number or null"):
+        result_from_document(doc, "doc.json")
+
+
+def test_a_build_sweep_list_of_the_wrong_shape_is_named(real_document):
+    doc = copy.deepcopy(real_document)
+    doc["environment"]["builds"] = {"ssh": [], "sshd": [], "pairings": [1]}
+    with pytest.raises(SshbenchError, match=r"'environment\.builds\.pairings\[0\]' must be an object, not int"):
+        result_from_document(doc, "doc.json")
+    doc["environment"]["builds"] = {"sshd": [{"label": "10.0", "path": None}]}
+    with pytest.raises(SshbenchError, match=r"'environment\.builds\.sshd\[0\]\.path' must be a string, not null"):
+        result_from_document(doc, "doc.json")

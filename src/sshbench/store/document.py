@@ -159,6 +159,17 @@ ENVIRONMENT_TYPES: dict[str, object] = {
     "crypto_flags": dict[str, bool] | None,
     "payload_zlib_ratio": dict[str, float] | None,
     "servers": dict | None,
+    "steady_omit_s": float | None,
+    "conclusion_config_checked": str | None,
+    "conclusion_config_checked_lines": list[str] | None,
+    "builds": dict | None,
+}
+
+# A build sweep's `environment.builds`: its lists' entries and the keys the reports read from each.
+BUILD_LISTS: dict[str, dict[str, object]] = {
+    "ssh": {"label": str, "path": str},
+    "sshd": {"label": str, "path": str},
+    "pairings": {"ssh_build": str | None, "sshd_build": str | None, "negotiated": dict | None},
 }
 
 
@@ -185,8 +196,26 @@ def check_target(target: dict) -> None:
                 raise BadField(f"{where}.{key}", _describe(hint), entry[key])
 
 
+def _check_builds(builds: dict) -> None:
+    for name, fields in BUILD_LISTS.items():
+        entries = builds.get(name)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise BadField(f"environment.builds.{name}", "a list", entries)
+        for index, entry in enumerate(entries):
+            where = f"environment.builds.{name}[{index}]"
+            if not isinstance(entry, dict):
+                raise BadField(where, "an object", entry)
+            for key, hint in fields.items():
+                if not _matches(entry.get(key), hint):
+                    raise BadField(f"{where}.{key}", _describe(hint), entry.get(key))
+
+
 def check_environment(env: dict) -> None:
     """BadField for the first documented environment key whose value has the wrong type."""
+    if isinstance(env.get("builds"), dict):
+        _check_builds(env["builds"])
     for key, hint in ENVIRONMENT_TYPES.items():
         if key not in env:
             continue
@@ -198,6 +227,11 @@ def check_environment(env: dict) -> None:
             for name, item in value.items():
                 if not _matches(item, args[1]):
                     raise BadField(f"environment.{key}.{name}", _describe(args[1]), item)
+        item_args = typing.get_args(next((a for a in typing.get_args(hint) if typing.get_origin(a) is list), list))
+        if item_args and isinstance(value, list):
+            for index, item in enumerate(value):
+                if not _matches(item, item_args[0]):
+                    raise BadField(f"environment.{key}[{index}]", _describe(item_args[0]), item)
 
 
 def from_plain(cls: type, data: dict, where: str | None = None) -> typing.Any:
