@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from conftest import run_cli
-from sshbench.calibration import FIT_FLOOR_S
+from sshbench.calibration import SHORTEST_FIT_S
 from sshbench.plan import schedule
 from sshbench.report import table
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
@@ -59,7 +59,8 @@ def test_small_run_carries_cis_ranks_and_orders_3des_behind_gcm(tmp_path):
 def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     out = tmp_path / "r.json"
     # Adaptive sizes (capped at 16M to stay cheap) and a budget the 3 minimum rounds cannot fit at ~1 s
-    # per trial: their data phase shrinks to the floor, said in a notice and recorded as `seconds`.
+    # per trial: their data phase shrinks to the floor (below the usual one: not even the minimum rounds fit it),
+    # said in a notice and recorded as `seconds`.
     done = run_cli(
         "run", "--ciphers", f"{GCM},3des-cbc", "--max-size", "16M", "--runs", "auto", "--budget", "6s",
         "--no-baselines", "--json", str(out), timeout=240,
@@ -69,8 +70,8 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     assert doc["stats"]["runs"] == "auto" and doc["stats"]["budget_s"] == 6
     assert doc["stats"]["rounds_run"] == 3 and isinstance(doc["stats"]["seed"], int)
     assert "--runs auto:" in done.stderr and "3 rounds (auto, budget 6 s)" in done.stdout
-    assert doc["settings"]["fit_seconds"] is True and doc["settings"]["seconds"] == FIT_FLOOR_S
-    assert f"data phase shrank from ~1 s to ~{FIT_FLOOR_S:.2f} s" in done.stderr
+    assert doc["settings"]["fit_seconds"] is True and doc["settings"]["seconds"] == SHORTEST_FIT_S
+    assert f"data phase shrank from ~1 s to ~{SHORTEST_FIT_S:.2f} s" in done.stderr
     assert "(the floor) for 3 rounds: the run may overrun" in done.stderr
     # one calibration probe per cipher (here every combination is its own group), no other warm-up
     probes = [t for t in doc["trials"] if t["warmup"] and t["kind"] == "transfer"]

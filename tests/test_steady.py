@@ -172,6 +172,33 @@ def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_tria
     assert fixed[COMBO] == 64 * MIB  # a fixed --size never grows
 
 
+def test_a_trial_that_grows_grows_its_groups_members_not_yet_measured():
+    """--full sizes a cipher's 16 MACs from one probe: the first of them too short grows the others not yet run."""
+    from dataclasses import replace
+
+    from sshbench.calibration import grow_if_too_short, share_growth
+    from sshbench.plan import calibration_groups
+    from sshbench.settings import RunSettings
+
+    ctr = [
+        replace(COMBO, cipher="aes192-ctr", mac=mac)
+        for mac in ("umac-64-etm@openssh.com", "hmac-sha1", "hmac-sha2-256")
+    ]
+    other = replace(COMBO, cipher="aes256-ctr", mac="hmac-sha1")
+    groups = calibration_groups([*ctr, other])
+    sizes = {c: 192 * MIB for c in [*ctr, other]}
+    measured = replace(_trial(0, 800, STEADY_STATE), combination=ctr[2])  # run before, at its own size
+    sizes[ctr[2]] = 256 * MIB
+    short = replace(_trial(0, 800, "server-reader", NO_STEADY_PART), combination=ctr[0])
+    short.late_mib_s = 800.0
+    grow_if_too_short(sizes, short, RunSettings(seconds=0.12))
+    assert sizes[ctr[0]] == 384 * MIB  # 800 x 0.42 + 2 = 338 MiB -> 384, at least twice 192
+    share_growth(sizes, ctr[0], groups, [measured, short])
+    assert sizes[ctr[1]] == 384 * MIB  # not measured yet: grows with it
+    assert sizes[ctr[2]] == 256 * MIB  # measured: its own rates size it (follow_measured_rates)
+    assert sizes[other] == 192 * MIB  # another cipher's group: untouched
+
+
 def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
     from sshbench.compare import clock_lines, compare_runs
     from sshbench.report.notes import clock_notes
@@ -268,7 +295,7 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
     """--runs auto fits the data phase for PLANNED_AUTO_ROUNDS rounds (the minimum 3 are in the plan): shorter
     phases leave room for the rounds past the third, which decide the close pairs. The --why reserve is sized
     for its own trials (WHY_SECONDS), not for the run's."""
-    from sshbench.calibration import FIT_FLOOR_S, PLANNED_AUTO_ROUNDS, Calibration, Reserve
+    from sshbench.calibration import FIT_FLOOR_S, PLANNED_AUTO_ROUNDS, SHORTEST_FIT_S, Calibration, Reserve
     from sshbench.plan import schedule
     from sshbench.settings import RunSettings
 
@@ -291,8 +318,13 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
     assert reserve.cost(0.4, 0.1) == 10 * (0.4 + 0.6 * 1.5)
     with_reserve, _ = fit(12.0 + reserve.cost(0.4, 0.1) - 3.0, reserve)
     assert with_reserve < 1.0  # the reserve's 13 s come off the rounds' time
+    # 3 rounds at the floor (0.25 s: 640 MiB a trial) take 3.42 s, at SHORTEST_FIT_S (448 MiB) 2.84 s: with 3.5 s
+    # left (3.15 s after the tenth kept for spawning) the minimum rounds shrink below the floor, as far as they must
+    shorter, notice = fit(3.5)
+    assert SHORTEST_FIT_S < shorter < FIT_FLOOR_S and notice is not None
+    assert notice.endswith("to fit the 3 minimum rounds of 1 transfers")
     floor, notice = fit(1.0)
-    assert floor == FIT_FLOOR_S and notice is not None and "the run may overrun (they need ~" in notice
+    assert floor == SHORTEST_FIT_S and notice is not None and "the run may overrun (they need ~" in notice
     assert notice.endswith(", 1 s are left)")  # and how far over: --full's 3 rounds of 115 took 386 s of 270
 
 

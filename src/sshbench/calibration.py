@@ -24,6 +24,13 @@ SHRINK_AT = 0.75  # a measured combination's trials shrink to what its steady ra
 # (~0.56 s per trial outside the data phase); at 0.25 s it fits 5 minutes. Below that the ~40 ms stalls
 # seen in ssh's data phase would be over 15% of it.
 FIT_FLOOR_S = 0.25
+# Where even the minimum rounds at FIT_FLOOR_S overrun the budget (a big matrix: --full's 345 trials took 350 s of
+# its 270 s budget, each ~0.31 s of set-up, the omitted start, ~0.09 s of start-up's loss and a steady part of
+# 0.34 s median for its 0.25 s target), their data phase shrinks on, to this target at the least: the steady part
+# a trial gets is the target plus the start-up's loss and the ladder's rounding up (~0.2 s here), still twice
+# steady.MIN_STEADY_S. The budget is kept rather than the precision: --full asks whether anything is as fast as the
+# first row, and its rows are mostly far apart (docs/statistics.md).
+SHORTEST_FIT_S = 0.12
 # --runs auto fits the data phase for this many rounds, not only the minimum 3: the rounds past the third are
 # the adaptive ones, run only while a pair is undecided. Why more, shorter rounds: a paired interval over n
 # rounds is t(n-1)/sqrt(n) wide, 2.48 at 3 rounds and 1.24 at 5, so one trial in ten that reads 30% low (this
@@ -135,7 +142,8 @@ class Calibration:
         """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when PLANNED_AUTO_ROUNDS
         rounds (`rest` holds the minimum ones) and the `reserve` after them would not fit in `time_left_s` at
         ~`seconds` per trial, so that the adaptive rounds have room and a slower machine or a bigger matrix still
-        ends on time. Records the target used as `seconds`;
+        ends on time; below FIT_FLOOR_S (to SHORTEST_FIT_S) only as far as the minimum rounds need to fit.
+        Records the target used as `seconds`;
         returns a notice.
 
         Each transfer is predicted as the run's own connections measured it (set-up outside the data phase,
@@ -174,16 +182,22 @@ class Calibration:
         target = fitted_data_phase(time_left_s, cost, s.seconds, FIT_FLOOR_S)
         if target >= s.seconds:
             return None
+        floor = FIT_FLOOR_S
+        if cost(FIT_FLOOR_S, s.runs) > 0.9 * time_left_s:  # not even the minimum rounds fit at the floor
+            floor = SHORTEST_FIT_S
+            target = fitted_data_phase(time_left_s, lambda t: cost(t, s.runs), FIT_FLOOR_S, floor)
         for combo, rate in self.probe_rates.items():
             for member in self.groups.get(combo, [combo]):
                 self.sizes[member] = self._size_for(rate, seconds=target)
-        at_floor = cost(FIT_FLOOR_S, s.runs)  # the minimum rounds and the reserve, at the floor
-        notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s " + (
-            f"(the floor) for {s.runs} rounds: the run may overrun (they need ~{at_floor:.0f} s, "
-            f"{max(time_left_s, 0):.0f} s are left)"
-            if at_floor > 0.9 * time_left_s
-            else f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
-        )
+        at_floor = cost(floor, s.runs)  # the minimum rounds and the reserve, at the floor
+        if at_floor > 0.9 * time_left_s:
+            rounds_fit = f"(the floor) for {s.runs} rounds: the run may overrun (they need ~{at_floor:.0f} s, "
+            rounds_fit += f"{max(time_left_s, 0):.0f} s are left)"
+        elif floor == SHORTEST_FIT_S:
+            rounds_fit = f"to fit the {s.runs} minimum rounds of {len(transfers) // s.runs} transfers"
+        else:
+            rounds_fit = f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
+        notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s {rounds_fit}"
         s.seconds = round(target, 3)
         return notice
 
@@ -265,6 +279,20 @@ def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: Run
             max(2 * sizes[combo], steady_size(late, settings.seconds, settings.max_size)) if late else 4 * sizes[combo]
         )
         sizes[combo] = max(sizes[combo], min(wanted, settings.max_size))
+
+
+def share_growth(
+    sizes: dict[Combination, int], combo: Combination, groups: dict[Combination, list[Combination]], trials: list[Trial]
+) -> None:
+    """`combo` grew (grow_if_too_short): the members of its calibration group that have no measured transfer yet
+    take its new size when theirs is smaller. They were sized from the same probe, whose rate was low for all of
+    them: in one `--full` run 7 of aes192-ctr's 16 MACs in the first round ran with no steady part, each then
+    again at once (~0.8 s a trial), where the first one's growth would have sized the other six."""
+    members = next((m for m in groups.values() if combo in m), [])
+    measured = {t.combination for t in trials if not t.warmup and t.kind == TrialKind.TRANSFER}
+    for member in members:
+        if member not in measured and sizes.get(member, 0) < sizes[combo]:
+            sizes[member] = sizes[combo]
 
 
 def round_cost(trials: list[Trial], combos: list[Combination]) -> float:

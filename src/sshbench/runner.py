@@ -28,6 +28,7 @@ from sshbench.calibration import (
     grow_if_too_short,
     link_probe_size,
     round_cost,
+    share_growth,
 )
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
@@ -98,6 +99,7 @@ class Runner:
         # A build sweep (sshbench.builds): --ssh A,B are client builds; --sshd A,B one private sshd each
         self.ssh_builds = builds.inspect_all(settings.ssh, "ssh") if builds.sweeps(settings.ssh) else []
         self.sshd_builds: list[builds.Build] = []
+        self._groups: dict[Combination, list[Combination]] = {}  # calibration groups, once the plan is made
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -324,6 +326,7 @@ class Runner:
         if self.on_plan:
             self.on_plan(len(plan))
         calibration = Calibration(combos, s, sizes)
+        self._groups = calibration.groups  # a trial that grows grows its group's unmeasured members (share_growth)
         fitted = False
         for index, item in enumerate(plan):
             if self._raw_tcp_left_out and item.kind == TrialKind.RAW_TCP:
@@ -512,6 +515,7 @@ class Runner:
         grow_if_too_short(sizes, trial, self.settings)
         if trial.warmup or trial.steady_note != NO_STEADY_PART or sizes.get(trial.combination) == before:
             return
+        share_growth(sizes, trial.combination, self._groups, self.result.trials)
         again = self._one(target, item, sizes, payloads, workdir)
         self._record(index, total, again, target)
         grow_if_too_short(sizes, again, self.settings)
