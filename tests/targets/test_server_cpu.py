@@ -4,7 +4,6 @@ Skipped, with the reason, where no cgroup cpu controller can be used (or not roo
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 import pytest
@@ -71,8 +70,10 @@ def test_server_cpu_tenth_of_a_core_limits_the_sshd(tmp_path):
     # The ranking spreads: 3DES's cipher work adds to the session's fixed cost per byte at the server
     # (measured 1.5 vs 6.7 MiB/s at load 4 on one VM; 1.9 vs 3.4 on another, where the session's own cost per
     # byte is the larger part): three quarters is a margin both keep.
+    # Each cipher's best trial: a neighbour's moment only slows a trial (of 2 per cipher, one aes128-gcm trial read
+    # 1.88 MiB/s against 2.72 in a CI run, and their median came within 0.76 of 3DES's 1.75).
     def rate(cipher: str) -> float:
-        return statistics.median(t["mib_s"] for t in transfers if t["cipher"] == cipher and t["mib_s"])
+        return max(t["mib_s"] for t in transfers if t["cipher"] == cipher and t["mib_s"])
 
     assert rate("3des-cbc") < 0.75 * rate("aes128-gcm@openssh.com"), [(t["cipher"], t["mib_s"]) for t in transfers]
     # And the fast row says server-cpu: the verdict on the stored trials (no baselines needed for it). The
