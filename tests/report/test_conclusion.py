@@ -122,6 +122,23 @@ def test_rows_the_run_cannot_order_share_the_headline_and_the_line_in_ssh_defaul
     assert lines[0] == lines[1] and lines[0][0] == f"Ciphers ^{GCM128},{GCM256}"
 
 
+def test_a_default_only_not_told_apart_and_well_behind_shows_its_ratio() -> None:
+    """A noisy 3-round --full put chacha20-poly1305 (the default) at 1.41x (0.72-2.76) in the fastest group, and
+    the block said "among the fastest: no change needed"; a default close to the first still says that."""
+    far = answer.compute(_run({GCM128: [900, 500, 1000], CHACHA: [600, 560, 620]}))
+    assert far is not None and far.default_is_fastest and far.default is not None
+    ratio = far.default.relative_to_fastest
+    assert ratio is not None and ratio > 1.03
+    line = far.lines()[1]
+    assert line.startswith(f"  your ssh's default ({CHACHA}): {ratio:.2f}x (") and line.endswith(
+        "as long, not told apart"
+    )
+    assert "no change needed" not in line and len(line) <= 100
+    near = answer.compute(_run({GCM128: [700, 450, 760], CHACHA: [690, 470, 740]}))
+    assert near is not None and near.default_is_fastest
+    assert near.lines()[1].endswith("is among the fastest: no change needed")
+
+
 def test_too_few_rounds_is_said_as_such_not_blamed_on_the_tie_margin() -> None:
     """Issue 24: `--runs 2` left a pair at 1.23 (1.16-1.30) undecided for lack of rounds, and the answer had
     said their ratio sat at the tie margin."""
