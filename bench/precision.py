@@ -8,7 +8,9 @@
    chacha20-poly1305 (goal: both in N of N). Between each two consecutive runs: every pair of combinations
    whose medians differ by 20% or more must be ordered the same way in both (goal 100%); pairs 5-20% apart
    must never be reversed with confidence (each run ordering them, in opposite directions).
-   `--from DIR` reads runs already made instead (`bench/one_answer.py --keep DIR`: its run*.json).
+   `--from DIR` reads runs already made instead (`bench/one_answer.py --keep DIR`: its run*.json). With 3 runs
+   or more, per pair: the variance of the runs' mean paired log ratios against what their rounds predict (does
+   a run's interval hold the spread between runs?).
 2. `--seconds` sweep (`--sweep 0.25,0.5,1`): the same default run with each data-phase target, the runs
    interleaved (A B C A B C: this machine's 30-40% swings between minutes hit each alike), printing
    the median CI half-width, the rounds run and the wall time: the efficiency figure is
@@ -199,6 +201,31 @@ def consecutive_runs(args: argparse.Namespace, store: Path) -> list[Measured]:
     return [run(f"default #{i + 1}", args.extra, store) for i in range(args.runs)]
 
 
+def between_runs(runs: list[Measured]) -> None:
+    """Does a run's paired interval hold the spread between runs? Per pair of combinations measured in every run: the
+    variance of the runs' mean paired log ratios against what each run's own rounds predict (their variance over
+    the rounds / the rounds), pooled. A ratio near 1: the rounds hold the spread; well above 1: something constant
+    within a run and not between runs moves the pair, and a run's interval is too narrow for it (F(runs-1, rounds)
+    puts a ratio of 1 at up to ~2.2 with 10 runs by chance)."""
+    common = set.intersection(*(set(m.by_round()) for m in runs))
+    order = [k for k in (f"{s['cipher']} {s['mac']}" for s in runs[0].summaries) if k in common]
+    print(f"between runs ({len(runs)} runs): variance of the runs' mean log ratios / what their rounds predict")
+    for a, b in itertools.combinations(order, 2):
+        means, predicted = [], []
+        for m in runs:
+            rates = m.by_round()
+            logs = [math.log(rates[a][r] / rates[b][r]) for r in rates[a] if r in rates[b]]
+            if len(logs) > 1:
+                means.append(statistics.mean(logs))
+                predicted.append(statistics.variance(logs) / len(logs))
+        if len(means) > 2:
+            ratio = statistics.variance(means) / statistics.mean(predicted)
+            print(
+                f"  {a.split()[0]:<30} vs {b.split()[0]:<30} {math.exp(statistics.mean(means)):.3f}x, "
+                f"between/predicted {ratio:.1f}"
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sweep", default="", help="comma list of --seconds targets to compare, e.g. 0.25,0.5,1")
@@ -227,6 +254,8 @@ def main() -> int:
             for a, b in itertools.pairwise(runs):
                 print(f"  {a.label} vs {b.label}:")
                 agreement(a, b)
+            if len(runs) > 2:
+                between_runs(runs)
             walls = [m.wall_s for m in runs]
             if runs:  # (--runs 0: only the other parts)
                 print(
