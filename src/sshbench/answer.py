@@ -313,9 +313,7 @@ def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summar
 
     matches = [s for s in rows if algorithms(s.combination) == wanted]
     # a build sweep: "your ssh's default" is the first pairing's (first --ssh to first --sshd: what you have)
-    builds = result.environment.get("builds")
-    pairings = builds.get("pairings") if isinstance(builds, dict) else None  # an imported document: anything
-    first = pairings[0] if isinstance(pairings, list) and pairings and isinstance(pairings[0], dict) else {}
+    first = ((result.environment.get("builds") or {}).get("pairings") or [{}])[0]  # checked on import (document.py)
     own = [
         s
         for s in matches
