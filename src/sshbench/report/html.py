@@ -62,7 +62,7 @@ def _how_measured(result: RunResult) -> str:
     """HOW_MEASURED with the clock this run's rates were taken on (docs/clock.md)."""
     if summary.run_clock(result.trials) == summary.EARLIER_CLOCK:
         return HOW_MEASURED.format(clock=EARLIER_CLOCK_TEXT)
-    omit = result.environment.get("steady_omit_s")
+    omit = summary.steady_omit_s(result)  # a run stored before it recorded its omit: the 0.2 s it left out
     return HOW_MEASURED.format(clock=STEADY_CLOCK_TEXT.format(omit=f"{omit:g} s" if omit else "fraction of a second"))
 
 
