@@ -210,6 +210,7 @@ def scenario(tmp_path_factory):
         authorized_after = (target.dir / "authorized_keys").read_text()
         _start_sshd_again(lost)
         resumed = _fleet(env, "-i", str(inventory), "--resume")
+        resumed_again = _fleet(env, "-i", str(inventory), "--resume")  # nothing left to run
         # a host that is down from the start: nothing answers at its address and port (inside web1's namespace)
         web1 = hosts["web1"]
         assert web1.identity is not None
@@ -225,6 +226,7 @@ def scenario(tmp_path_factory):
             "first": first,
             "killed": killed,
             "resumed": resumed,
+            "resumed_again": resumed_again,
             "unreachable": unreachable,
             "left_on_lost": left_on_lost,
             "work_base": work_base,
@@ -311,6 +313,14 @@ def test_resume_runs_only_the_missing_host(scenario):
     assert f"fleet: {LOST} may still hold {scenario['work_base']}/sshbench-fleet-{LOST} (fleet run 1)" in err
     assert f"fleet: {LOST}: removed a leftover" in err  # the unreachable run's directory, removed on its return
     assert "3 of 3 hosts stored, 1 of 1 pairs" in out and "may still hold" not in out
+
+
+def test_resuming_a_complete_fleet_run_says_there_is_nothing_left(scenario):
+    rc, out, err, _ = scenario["resumed_again"]
+    assert rc == 0, err
+    assert "db1, web1, web2 already stored" in err
+    assert "fleet: no host to run (every host of the fleet run is stored)" in err, err
+    assert "3 of 3 hosts stored, 1 of 1 pairs" in out
 
 
 def test_every_host_result_is_in_the_store_labelled_and_tagged(scenario):

@@ -77,6 +77,11 @@ def _open_fleet(store: Store, options: FleetOptions, inventory: str) -> tuple[Fl
     return fleet, {h: r for h, r in stored.items() if fleet.hosts.get(h, FleetHost("ok")).status == "ok"}
 
 
+# ansible-playbook's words for a play whose --limit leaves no host: a resumed fleet run with every host stored
+# (older ansible-core: "no hosts matched"; 2.19: "... leaves us with no hosts to target", exit 1).
+NO_HOSTS_LEFT = ("no hosts matched", "leaves us with no hosts to target")
+
+
 def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet, list[str]]:
     """Run (or resume) a fleet run; returns it and the hosts skipped as already stored."""
     inventory = resolve_inventory(options.inventory)
@@ -143,7 +148,7 @@ def run_fleet(options: FleetOptions, log: Callable[[str], None]) -> tuple[Fleet,
                 fleet.finished_at = time.time()
                 fleets.save_fleet(store, fleet)
             if not tracker.hosts:
-                if status == 0 or any("no hosts matched" in line for line in lines):
+                if status == 0 or any(wording in line for line in lines for wording in NO_HOSTS_LEFT):
                     log("no host to run" + (" (every host of the fleet run is stored)" if skipped else ""))
                 else:
                     why = next((line for line in lines if "ERROR" in line), lines[-1] if lines else f"exit {status}")
