@@ -8,12 +8,13 @@ import os
 import pytest
 
 from sshbench import clock, steady
-from sshbench.calibration import link_probe_size
+from sshbench.calibration import FIT_FLOOR_S, link_probe_size, steady_window_cap
 from sshbench.cleanup import Cleanup
 from sshbench.clock import apply_steady, cross_check
 from sshbench.links import LINKS
 from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
+from sshbench.settings import RunSettings
 from sshbench.steady import estimate
 from sshbench.summary import client_cpu_per_gib, summarise_transfers
 from sshbench.targets import PrivateOpenSSH
@@ -73,6 +74,47 @@ def test_a_trial_too_short_says_so_and_has_no_rate():
     est = estimate(times, counts, payload)
     assert est.mib_s is None and est.note == NO_STEADY_PART
     assert estimate([0.0, 0.01], [0, 10], 10).note == steady.NO_SAMPLES
+
+
+def climbing_shape(seconds: float, dt: float = 0.01) -> tuple[list[float], list[int], int]:
+    """A transfer whose rate still climbs after the omitted start (docs/clock.md: 512 MiB trials read 0.93x of
+    4 GiB ones): 400 MiB/s at the data phase's start, rising by 100 MiB/s every second, for `seconds`."""
+    times, counts = [0.0, 0.2, 0.21], [0, 4000, 4000 + 2 * MIB]  # handshake, first window
+    t, n = 0.51, counts[-1]  # a 0.3 s pause for the remote shell, then data
+    times.append(t)
+    counts.append(n)
+    start = t
+    while t < start + seconds:
+        t += dt
+        n += int((400 + 100 * (t - start)) * MIB * dt)
+        times.append(round(t, 6))
+        counts.append(n)
+    times.append(t + 0.1)  # channel close: the counter stays
+    counts.append(n)
+    return times, counts, n - counts[0]
+
+
+def test_a_capped_window_times_the_same_stretch_of_a_short_and_a_long_trial():
+    cap = 0.3
+    short, long = climbing_shape(0.7), climbing_shape(3.0)
+    uncapped = [estimate(*shape).mib_s for shape in (short, long)]
+    capped = [estimate(*shape, max_window_s=cap) for shape in (short, long)]
+    assert uncapped[0] is not None and uncapped[1] is not None
+    assert uncapped[1] / uncapped[0] > 1.08  # the long trial's window reaches further up the climb
+    rates = [c.mib_s for c in capped]
+    assert rates[0] is not None and rates[1] is not None and abs(rates[1] / rates[0] - 1) < 0.005
+    # the window starts where it did and ends at the cap: ~450 MiB/s, the climb's rate at 0.3-0.6 s
+    assert all(c.window_s is not None and cap - 0.011 <= c.window_s <= cap + 1e-9 for c in capped)
+    assert abs(rates[0] / 445 - 1) < 0.02
+    # a trial shorter than the cap keeps its whole window; one too short for a steady part stays too short
+    assert estimate(*climbing_shape(0.5), max_window_s=cap).window_s == estimate(*climbing_shape(0.5)).window_s
+    assert estimate(*climbing_shape(0.32), max_window_s=cap).note == NO_STEADY_PART
+
+
+def test_the_cap_is_the_fitted_steady_part_and_only_for_calibrated_sizes():
+    assert steady_window_cap(RunSettings(seconds=0.6)) == 0.6
+    assert steady_window_cap(RunSettings(seconds=0.12)) == FIT_FLOOR_S  # --full's shortest fit: not below
+    assert steady_window_cap(RunSettings(size=512 * MIB)) is None  # the user's size: the whole window
 
 
 def _trial(rep: int, mib_s: float, clock: str, note: str | None = None) -> Trial:

@@ -29,6 +29,7 @@ from sshbench.calibration import (
     link_probe_size,
     round_cost,
     share_growth,
+    steady_window_cap,
 )
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import Interrupted, RunError, SshbenchError
@@ -603,6 +604,7 @@ class Runner:
                 env=self.ssh_env,
                 files=files,
                 client_prefix=overlay.client_prefix,
+                max_steady_window_s=steady_window_cap(self.settings),
             )
             if item.kind == TrialKind.TRANSFER:
                 paths.check_received(trial, files)

@@ -120,9 +120,15 @@ def data_start(times: Sequence[float], counts: Sequence[int]) -> int:
 
 
 def estimate(
-    times: Sequence[float], counts: Sequence[int], payload_bytes: int, omit_s: float = OMIT_S
+    times: Sequence[float],
+    counts: Sequence[int],
+    payload_bytes: int,
+    omit_s: float = OMIT_S,
+    max_window_s: float | None = None,
 ) -> SteadyEstimate:
-    """The steady-state rate from cumulative byte counts sampled at `times` (seconds, increasing)."""
+    """The steady-state rate from cumulative byte counts sampled at `times` (seconds, increasing). With
+    `max_window_s`, the window ends at the last sample within that of its start (`window_cap_s`: the same stretch
+    of every trial's connection), once the whole window has passed the checks for a steady part."""
     if len(times) < MIN_STEADY_SAMPLES or len(times) != len(counts) or payload_bytes <= 0:
         return SteadyEstimate(note=NO_SAMPLES)
     first = data_start(times, counts)
@@ -143,6 +149,9 @@ def estimate(
         or counts[end] - counts[begin] < MIN_STEADY_FRACTION * wire_payload
     ):
         return SteadyEstimate(start_s=start_t, note=TOO_SHORT, late_mib_s=late_mib_s)
+    if max_window_s is not None:
+        within = max(i for i in range(begin, end + 1) if times[i] <= times[begin] + max_window_s)
+        end = max(within, begin + MIN_STEADY_SAMPLES - 1)  # (the checks above kept end at least that far)
     # Least-squares slope over every reading of the window, not its two ends: one late wake-up of the
     # sampling thread (~10 ms under load) moved a two-point rate of a 0.5 s window by 2% (a 100 Mbit/s
     # link read 11.67 MiB/s, above the 11.4 it carries).

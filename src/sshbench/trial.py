@@ -117,13 +117,15 @@ def run_trial(
     files: TrialFiles | None = None,
     steady_clock: bool = True,
     client_prefix: Sequence[str] = (),
+    max_steady_window_s: float | None = None,
 ) -> Trial:
     """One connection. `kind == TrialKind.HANDSHAKE` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
     from and goes to (default: an upload of `payload` to /dev/null). `env`: the client's environment
     where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `client_prefix`: programs in front of
     the target's own client prefix (TrialOverlay). `steady_clock` False (and any server under
-    a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE."""
+    a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE. `max_steady_window_s`: the
+    steady window's longest stretch (steady.estimate; the runner's calibration.steady_window_cap)."""
     trial = Trial(
         combination=combo,
         kind=kind,
@@ -225,7 +227,7 @@ def run_trial(
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
         if steady_clock and target.quota is None:
             times = [s.t for s in samples]
-            estimate = steady.estimate(times, counts, trial.payload_bytes)
+            estimate = steady.estimate(times, counts, trial.payload_bytes, max_window_s=max_steady_window_s)
             clock.apply_steady(trial, estimate)
             trial.client_steady_cpu_s = clock.window_cpu_s(times, [s.client_cpu_ns for s in samples], estimate)
             if trial.steady_note == steady.NO_SAMPLES and progress.error:  # why, for whoever reads the JSON
