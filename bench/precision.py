@@ -222,7 +222,8 @@ def between_runs(runs: list[Measured]) -> None:
             ratio = statistics.variance(means) / statistics.mean(predicted)
             print(
                 f"  {a.split()[0]:<30} vs {b.split()[0]:<30} {math.exp(statistics.mean(means)):.3f}x, "
-                f"between/predicted {ratio:.1f}"
+                f"between/predicted {ratio:.1f} (runs' spread {100 * math.sqrt(statistics.variance(means)):.1f}%,"
+                f" rounds predict {100 * math.sqrt(statistics.mean(predicted)):.1f}%)"
             )
 
 
