@@ -151,7 +151,7 @@ def test_apply_steady_keeps_the_whole_data_phase_and_the_start_up_cost():
     assert t.to_json()["startup_s"] == t.startup_s
 
 
-def _real_upload(tmp_path, payload, size: int) -> Trial:
+def _real_upload(tmp_path, payload, size: int, max_steady_window_s: float | None = None) -> Trial:
     """One pipe upload of `payload` to a private sshd of its own (aes128-ctr + hmac-sha2-256), as a run makes it."""
     cleanup = Cleanup()
     try:
@@ -170,6 +170,7 @@ def _real_upload(tmp_path, payload, size: int) -> Trial:
             payload_bytes=size,
             workdir=tmp_path,
             timeout_s=60,
+            max_steady_window_s=max_steady_window_s,
         )
     finally:
         cleanup.close()
@@ -397,9 +398,12 @@ def test_the_clients_cpu_over_the_steady_window_is_read_at_its_two_ends():
 
 def test_a_real_steady_transfer_has_the_clients_cpu_over_its_window(tmp_path):
     payload = PayloadStore(tmp_path).path_for(512 * MIB)  # 0.7-1 s at this machine's 500-750 MiB/s
-    trial = _real_upload(tmp_path, payload, 512 * MIB)
+    trial = _real_upload(tmp_path, payload, 512 * MIB, max_steady_window_s=0.15)
     assert trial.valid, trial.invalid_reason
     assert trial.data_clock == STEADY_STATE and trial.steady_window_s, trial.steady_note
+    # the window capped as a calibrated run caps it, where the data phase went on well past it
+    assert 0.1 <= trial.steady_window_s <= 0.15 + 1e-9
+    assert trial.whole_data_s is not None and trial.whole_data_s > steady.OMIT_S + 0.15 + 0.02
     cpu = trial.client_steady_cpu_s
     assert cpu is not None and trial.client_cpu_s is not None
     # ssh is one thread: at most one core over the window; and less than its whole connection (handshake too)

@@ -68,8 +68,10 @@ def run_parallel_trial(
     timeout_s: float,
     env: dict[str, str] | None = None,
     client_prefix: Sequence[str] = (),
+    max_steady_window_s: float | None = None,
 ) -> Trial:
-    """One parallel trial of `item.combination.streams` streams (`client_prefix`: as run_trial's). A handshake
+    """One parallel trial of `item.combination.streams` streams (`client_prefix`, `max_steady_window_s`: as
+    run_trial's, for each stream). A handshake
     trial opens N empty connections together (through the same barrier): the fixed cost the N-stream
     transfers' wall time also contains."""
     combo, kind = item.combination, item.kind
@@ -111,6 +113,7 @@ def run_parallel_trial(
                 env=env,
                 files=files[index],
                 client_prefix=client_prefix,
+                max_steady_window_s=max_steady_window_s,
             )
         except Exception as err:  # a stream that could not even start: the trial says which
             failures[index] = f"{type(err).__name__}: {err}"

@@ -585,6 +585,7 @@ class Runner:
                 timeout_s=self.settings.trial_timeout_s,
                 env=self.ssh_env,
                 client_prefix=overlay.client_prefix,
+                max_steady_window_s=steady_window_cap(self.settings),
             )
         else:
             files = paths.for_trial(combo, item.kind, size)
