@@ -127,8 +127,9 @@ def estimate(
     max_window_s: float | None = None,
 ) -> SteadyEstimate:
     """The steady-state rate from cumulative byte counts sampled at `times` (seconds, increasing). With
-    `max_window_s`, the window ends at the last sample within that of its start (`window_cap_s`: the same stretch
-    of every trial's connection), once the whole window has passed the checks for a steady part."""
+    `max_window_s`, the window ends at the last sample within that of its start (calibration.steady_window_cap:
+    the same stretch of every trial's connection), once the whole window has passed the checks for a steady
+    part."""
     if len(times) < MIN_STEADY_SAMPLES or len(times) != len(counts) or payload_bytes <= 0:
         return SteadyEstimate(note=NO_SAMPLES)
     first = data_start(times, counts)
