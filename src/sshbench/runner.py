@@ -572,6 +572,7 @@ class Runner:
         overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
+        window_cap = steady_window_cap(self.settings)  # the same stretch of every trial's connection
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
             overlay.prepare(target, combo)
             trial = parallel.run_parallel_trial(
@@ -585,7 +586,7 @@ class Runner:
                 timeout_s=self.settings.trial_timeout_s,
                 env=self.ssh_env,
                 client_prefix=overlay.client_prefix,
-                max_steady_window_s=steady_window_cap(self.settings),
+                max_steady_window_s=window_cap,
             )
         else:
             files = paths.for_trial(combo, item.kind, size)
@@ -605,7 +606,7 @@ class Runner:
                 env=self.ssh_env,
                 files=files,
                 client_prefix=overlay.client_prefix,
-                max_steady_window_s=steady_window_cap(self.settings),
+                max_steady_window_s=window_cap,
             )
             if item.kind == TrialKind.TRANSFER:
                 paths.check_received(trial, files)
