@@ -264,6 +264,16 @@ def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
     assert shifted.rows[0].ratios[0] is not None
     (line,) = clock_lines(shifted)
     assert "run 2: 0.2 s, run 3: 0.3 s" in line and "5-9%" in line
+    # one whose steady windows were capped at --seconds against one stored before the cap: a ratio, and a line
+    capped = RunResult(settings=RunSettings(), trials=[_trial(r, 960, STEADY_STATE) for r in range(3)], run_id=4)
+    capped.environment.update(steady_omit_s=0.3, steady_window_capped=True)
+    against = compare_runs([newer, capped])
+    assert against.rows[0].ratios[0] is not None
+    (line,) = clock_lines(against)
+    assert "run 3: to each trial's end, run 4: at most --seconds" in line
+    assert clock_lines(compare_runs([capped, capped])) == []
+    (omit, window) = clock_lines(compare_runs([new, capped]))  # both: an old omit and an uncapped window
+    assert "0.2 s" in omit and "steady windows differ" in window
 
 
 def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_trials_size():

@@ -83,6 +83,7 @@ class Comparison:
     only_in: dict[str, list[Combination]] = field(default_factory=dict)  # run label -> combinations only it has
     clocks: list[str | None] = field(default_factory=list)  # per run: summary.run_clock
     omits: list[float | None] = field(default_factory=list)  # per steady-state run: the start-up it left out (s)
+    capped: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.steady_window_capped
 
     @property
     def run_labels(self) -> list[str]:
@@ -154,21 +155,33 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
         only_in=only_in,
         clocks=[summary.run_clock(r.trials) for r in results],
         omits=[summary.steady_omit_s(r) for r in results],
+        capped=[summary.steady_window_capped(r) for r in results],
     )
 
 
 def clock_lines(comparison: Comparison) -> list[str]:
     """Where runs were measured by different clocks: their rates differ by the start-up, not by speed."""
     if len({c for c in comparison.clocks if c is not None}) < 2:
-        omits = {o for o in comparison.omits if o is not None}
-        if len(omits) < 2:
-            return []
-        by = ", ".join(f"run {r.label}: {o:g} s" for r, o in zip(comparison.runs, comparison.omits) if o is not None)
-        # a ratio is still given: the same clock, and the shift is a few percent (docs/clock.md)
-        return [
-            f"the steady-state clock left out a different start ({by}): with 0.2 s it read short trials 5-9% "
-            "low, so a difference of that size between these runs is the clock (docs/clock.md)"
-        ]
+        # a ratio is still given: the same clock, and either shift is a few percent (docs/clock.md)
+        lines = []
+        if len({o for o in comparison.omits if o is not None}) > 1:
+            by = ", ".join(
+                f"run {r.label}: {o:g} s" for r, o in zip(comparison.runs, comparison.omits) if o is not None
+            )
+            lines.append(
+                f"the steady-state clock left out a different start ({by}): with 0.2 s it read short trials 5-9% "
+                "low, so a difference of that size between these runs is the clock (docs/clock.md)"
+            )
+        if len({c for c in comparison.capped if c is not None}) > 1:
+            windows = {True: "at most --seconds", False: "to each trial's end"}
+            by = ", ".join(
+                f"run {r.label}: {windows[c]}" for r, c in zip(comparison.runs, comparison.capped) if c is not None
+            )
+            lines.append(
+                f"the steady windows differ ({by}): the rate moves by a few percent after the omitted start, so a "
+                "difference of that size between these runs can be the clock (docs/clock.md)"
+            )
+        return lines
     names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}
     by = ", ".join(f"run {r.label}: {names.get(c or '', c or '-')}" for r, c in zip(comparison.runs, comparison.clocks))
     return [

@@ -243,6 +243,8 @@ class Runner:
             "target": label,
             # the start-up the steady clock leaves out of this run's rates (0.2 s before it was recorded; docs/clock.md)
             "steady_omit_s": OMIT_S,
+            # its steady windows end at --seconds (sshbench sized the payloads; absent before 2026-11-26: never)
+            "steady_window_capped": steady_window_cap(self.settings) is not None,
             **(
                 {"builds": self._build_facts(client_builds or {})} if client_builds or len(self.sshd_builds) > 1 else {}
             ),

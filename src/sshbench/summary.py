@@ -234,6 +234,15 @@ def steady_omit_s(result: RunResult) -> float | None:
     return float(recorded) if isinstance(recorded, int | float) else UNRECORDED_OMIT_S
 
 
+def steady_window_capped(result: RunResult) -> bool | None:
+    """Whether a steady-state run's windows ended at `--seconds` (calibration.steady_window_cap) rather than at each
+    trial's end; None for another clock. Runs stored before the cap (2026-11-26) recorded nothing: their windows ran
+    to the end."""
+    if run_clock(result.trials) != STEADY_STATE:
+        return None
+    return result.environment.get("steady_window_capped") is True
+
+
 def run_clock(trials: list[Trial]) -> str | None:
     """Which clock a run's transfer rates are on: STEADY_STATE for a run by an sshbench with the
     steady-state clock (its trials were sampled: a steady rate or a note why not), EARLIER_CLOCK for a

@@ -160,6 +160,7 @@ ENVIRONMENT_TYPES: dict[str, object] = {
     "payload_zlib_ratio": dict[str, float] | None,
     "servers": dict | None,
     "steady_omit_s": float | None,
+    "steady_window_capped": bool | None,
     "conclusion_config_checked": str | None,
     "conclusion_config_checked_lines": list[str] | None,
     "builds": dict | None,

@@ -16,7 +16,8 @@ from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 
 # What a trial's number depends on; any change and the old and new trials cannot share a median.
-# steady_omit_s: trials whose clock left out another start read a few percent apart (docs/clock.md)
+# steady_omit_s: trials whose clock left out another start read a few percent apart (docs/clock.md); so do trials
+# whose steady windows were capped and trials whose windows ran to their end (steady_window_capped)
 COMPARABLE_KEYS = (
     "cpu_model",
     "cores",
@@ -24,6 +25,7 @@ COMPARABLE_KEYS = (
     "client_crypto_library",
     "server_ssh_version",
     "steady_omit_s",
+    "steady_window_capped",
 )
 RESUMABLE = ("interrupted", "failed")
 
