@@ -261,11 +261,11 @@ def steady_window_cap(settings: RunSettings) -> float | None:
     target, `--seconds` as fitted (never under FIT_FLOOR_S); None where the user fixed the size (--size, --file).
     Why: the rate still moves after the omitted start, for seconds (512 MiB trials read 0.93x of 4 GiB ones in one
     hour; in another the first 0.55 s read 1.04x and the first 1.3 s 1.09x: docs/clock.md), so a trial its size made
-    longer read differently. Each run sizes every combination anew from its
-    probes, and ten default runs put a per-run component into their pair ratios: the variance of a pair's mean
-    log ratio between runs was 1.4-2.7x (median 1.9) what the rounds predicted, 0.8 with one --size for all, and
-    aes128-gcm vs aes256-gcm was decided both ways (docs/statistics.md "Between runs"). Cut at the same length,
-    every trial times the same stretch of its connection whatever size it was given."""
+    longer read differently. Each run sizes every combination anew from its probes, and ten default runs put a
+    per-run component into their pair ratios: the variance of a pair's mean log ratio between runs was 1.4-2.7x
+    (median 1.9) what the rounds predicted, 0.8 with one --size for all, and aes128-gcm vs aes256-gcm was decided
+    both ways (docs/statistics.md "Between runs"). Cut at the same length, every trial times the same stretch of
+    its connection whatever size it was given."""
     if settings.size is not None or settings.file is not None:
         return None
     return max(settings.seconds, FIT_FLOOR_S)

@@ -9,8 +9,9 @@ within the run's --tie margin, or undecided, with the same rules as the ranking 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sshbench import statistics as stats
 from sshbench import summary
@@ -159,27 +160,28 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
     )
 
 
+def _per_run(comparison: Comparison, values: list[Any], text: Callable[[Any], str]) -> str:
+    """'run 1: X, run 2: Y' where the runs' values (None: not on the steady clock) differ; '' where they agree."""
+    if len({v for v in values if v is not None}) < 2:
+        return ""
+    return ", ".join(f"run {r.label}: {text(v)}" for r, v in zip(comparison.runs, values) if v is not None)
+
+
 def clock_lines(comparison: Comparison) -> list[str]:
     """Where runs were measured by different clocks: their rates differ by the start-up, not by speed."""
     if len({c for c in comparison.clocks if c is not None}) < 2:
         # a ratio is still given: the same clock, and either shift is a few percent (docs/clock.md)
         lines = []
-        if len({o for o in comparison.omits if o is not None}) > 1:
-            by = ", ".join(
-                f"run {r.label}: {o:g} s" for r, o in zip(comparison.runs, comparison.omits) if o is not None
-            )
+        if omits := _per_run(comparison, comparison.omits, lambda o: f"{o:g} s"):
             lines.append(
-                f"the steady-state clock left out a different start ({by}): with 0.2 s it read short trials 5-9% "
+                f"the steady-state clock left out a different start ({omits}): with 0.2 s it read short trials 5-9% "
                 "low, so a difference of that size between these runs is the clock (docs/clock.md)"
             )
-        if len({c for c in comparison.capped if c is not None}) > 1:
-            windows = {True: "at most --seconds", False: "to each trial's end"}
-            by = ", ".join(
-                f"run {r.label}: {windows[c]}" for r, c in zip(comparison.runs, comparison.capped) if c is not None
-            )
+        windows = {True: "at most --seconds", False: "to each trial's end"}
+        if capped := _per_run(comparison, comparison.capped, lambda c: windows[c]):
             lines.append(
-                f"the steady windows differ ({by}): the rate moves by a few percent after the omitted start, so a "
-                "difference of that size between these runs can be the clock (docs/clock.md)"
+                f"the steady windows differ ({capped}): the rate moves by a few percent after the omitted start, so "
+                "a difference of that size between these runs can be the clock (docs/clock.md)"
             )
         return lines
     names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}
