@@ -86,7 +86,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
             if host is None:
                 # The private sshd: with these lines in its sshd_config for --for server.
                 extra = settings if rec.target == "server" else {}
-                target = PrivateOpenSSH(sshd=sshd, ssh=ssh, extra_config=extra)
+                target = PrivateOpenSSH(sshd=sshd, ssh=ssh, extra_config=extra, login_probe=False)
             elif rec.target == "server":
                 # A remote server's sshd_config is not ours to change: check that it accepts these algorithms.
                 target = make_target(TargetSpec.from_options(host=host, ssh=ssh, ssh_config=result.settings.ssh_config))

@@ -79,6 +79,7 @@ class PrivateOpenSSH(LocalServer):
         extra_config: dict[str, str] | None = None,
         server_cpu: float | None = None,
         sshd_session: str | None = None,
+        login_probe: bool = True,
     ) -> None:
         self.sshd_path = find_sshd(sshd)
         # OpenSSH 9.8+ from an extracted or self-built tree: where its sshd-session/sshd-auth are (sshbench.builds)
@@ -96,6 +97,10 @@ class PrivateOpenSSH(LocalServer):
         self.extra_config = dict(extra_config or {})
         # Hooks for a subclass that runs sshd elsewhere (sshbench.targets.netns_openssh: a namespace).
         self.listen_address = "127.0.0.1"
+        # start() logs in once (its own `ssh true`, ~0.2 s here: the server's version and strict-kex flag for the
+        # run, and a clear line when the login fails). False for a caller whose next step is a connection of its
+        # own that says what failed (recommend's check of a run's config lines: one connection, not two).
+        self.login_probe = login_probe
 
     @classmethod
     def from_spec(cls, spec: TargetSpec, env: dict[str, str] | None = None) -> PrivateOpenSSH:
@@ -137,6 +142,8 @@ class PrivateOpenSSH(LocalServer):
         self.label = f"private sshd {self.listen_address}:{self.port}"
         host_key = (self.dir / "host_key.pub").read_text().split()
         (self.dir / "known_hosts").write_text(f"{self.known_hosts_name()} {host_key[0]} {host_key[1]}\n")
+        if not self.login_probe:
+            return
         status, log = probe(self.ssh, self.client_options(), self.destination(), prefix=self.client_prefix())
         if status != 0:
             reason = failure_reason(log)
