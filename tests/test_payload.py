@@ -42,3 +42,13 @@ def test_each_payload_is_written_not_copied_and_its_digest_matches_its_bytes(tmp
             path = store.path_for(size)
             assert store.digest(path) == hashlib.sha256(path.read_bytes()).hexdigest(), (kind, size)
         assert store.path_for(3 * MIB).read_bytes()[: 1 * MIB] == store.path_for(1 * MIB).read_bytes()
+
+
+def test_the_random_block_is_drawn_as_far_as_the_sizes_need_and_extended_as_a_prefix(tmp_path, monkeypatch):
+    monkeypatch.setattr(payload, "_RANDOM_PERIOD", 1 * MIB + 4093)
+    store = PayloadStore(tmp_path, "random")
+    small = store.path_for(1 * MIB).read_bytes()
+    assert store._random is not None and len(store._random) == 1 * MIB  # not the whole period for a small size
+    big = store.path_for(3 * MIB).read_bytes()  # the block grows to its period; the small payload stays its prefix
+    assert len(store._random) == 1 * MIB + 4093 and big[: 1 * MIB] == small
+    assert big[: 1 * MIB + 4093] == big[1 * MIB + 4093 : 2 * (1 * MIB + 4093)]
