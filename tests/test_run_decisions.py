@@ -60,10 +60,11 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     out = tmp_path / "r.json"
     # Adaptive sizes (capped at 16M to stay cheap) and a budget the 3 minimum rounds cannot fit at ~1 s
     # per trial: their data phase shrinks to the floor (below the usual one: not even the minimum rounds fit it),
-    # said in a notice and recorded as `seconds`.
+    # said in a notice and recorded as `seconds`. With baselines (the default --why's condition) the budget has no
+    # room for the experiment either: it is left out, said so, and the rounds get the time.
     done = run_cli(
         "run", "--ciphers", f"{GCM},3des-cbc", "--max-size", "16M", "--runs", "auto", "--budget", "6s",
-        "--no-baselines", "--json", str(out), timeout=240,
+        "--no-reference", "--json", str(out), timeout=240,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
@@ -73,6 +74,11 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     assert doc["settings"]["fit_seconds"] is True and doc["settings"]["seconds"] == SHORTEST_FIT_S
     assert f"data phase shrank from ~1 s to ~{SHORTEST_FIT_S:.2f} s" in done.stderr
     assert "(the floor) for 3 rounds: the run may overrun" in done.stderr
+    assert "--why: no experiment: --budget has no room for it after the minimum rounds" in done.stderr
+    assert (
+        doc["baselines"]["why"]["skipped"].startswith("--budget has no room")
+        and not doc["baselines"]["why"]["combinations"]
+    )
     # one calibration probe per cipher (here every combination is its own group), no other warm-up
     probes = [t for t in doc["trials"] if t["warmup"] and t["kind"] == "transfer"]
     assert {t["cipher"] for t in probes} == {GCM, "3des-cbc"}

@@ -381,6 +381,28 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
     assert notice.endswith(", 1 s are left)")  # and how far over: --full's 3 rounds of 115 took 386 s of 270
 
 
+def test_the_minimum_rounds_and_the_why_reserve_fit_at_the_floor_or_the_experiment_is_left_out():
+    """calibration.minimum_rounds_fit: the runner leaves the default --why experiment out (`--why auto`) where the
+    3 minimum rounds and its reserve do not fit --budget at FIT_FLOOR_S: --full's 345 trials overran by its ~14 s."""
+    from sshbench.calibration import Calibration, Reserve
+    from sshbench.plan import schedule
+    from sshbench.settings import RunSettings
+
+    settings = RunSettings(seconds=1.0, runs=3, adaptive=True, fit_seconds=True)
+    calibration = Calibration([COMBO], settings, {COMBO: 16 * MIB})
+    warm = _trial(0, 500, "server-reader")
+    warm.warmup, warm.wall_s, warm.data_s = True, 0.6, 0.2  # 0.4 s of set-up per connection
+    rest = [p for p in schedule([COMBO], [], 3, 1, calibrate=True) if not p.warmup]
+    reserve = Reserve(trials=10, data_s_each=0.5, stretch=1.5)  # 13 s at 0.4 s set-up and 0.1 s start-up
+    assert calibration.minimum_rounds_fit(rest, [warm], 1.0, reserve)  # no probe rate yet: nothing to predict
+    calibration.probe_rates[COMBO] = 1000.0
+    # 3 rounds at the floor take 3.42 s (the fit test above); with the reserve 16.42 s, which 0.9 x 18.3 s holds
+    assert calibration.minimum_rounds_fit(rest, [warm], 18.3, reserve)
+    assert not calibration.minimum_rounds_fit(rest, [warm], 17.5, reserve)
+    assert calibration.minimum_rounds_fit(rest, [warm], 17.5, None)  # the rounds alone fit
+    assert settings.seconds == 1.0  # asking changes nothing
+
+
 def test_a_cipher_with_a_fast_crypto_ceiling_probes_with_64_mib_at_once():
     from sshbench.calibration import FAST_CEILING_MIB_S, RAMP_PROBE_SIZE, first_probe_size
     from sshbench.payload import PROBE_SIZE

@@ -5,6 +5,7 @@ left of `--budget`. The runner runs the probes; this module decides their sizes 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sshbench.payload import PROBE_SIZE, needs_bigger_probe, size_at_least
@@ -136,15 +137,11 @@ class Calibration:
             size = max(size, size_at_least(2 * self.window_bytes, s.max_size))
         return size
 
-    def fit_minimum_rounds(
-        self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None = None
-    ) -> str | None:
-        """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when PLANNED_AUTO_ROUNDS
-        rounds (`rest` holds the minimum ones) and the `reserve` after them would not fit in `time_left_s` at
-        ~`seconds` per trial, so that the adaptive rounds have room and a slower machine or a bigger matrix still
-        ends on time; below FIT_FLOOR_S (to SHORTEST_FIT_S) only as far as the minimum rounds need to fit.
-        Records the target used as `seconds`;
-        returns a notice.
+    def _cost_model(
+        self, rest: list[ScheduledTrial], trials: list[Trial], reserve: Reserve | None
+    ) -> Callable[[float, int], float] | None:
+        """Seconds `rounds` rounds of `rest` (which holds the minimum ones) and the `reserve` after them take at a
+        data-phase `target`; None before the warm-up has measured a transfer (or without --runs auto's fit).
 
         Each transfer is predicted as the run's own connections measured it (set-up outside the data phase,
         from the warm-up), plus its payload at the size this target gives it (the ladder rounds up, and the
@@ -173,13 +170,36 @@ class Calibration:
         fixed = sum(walls[item.kind] for item in rest if item.kind != TrialKind.TRANSFER)
         transfers = [item.combination for item in rest if item.kind == TrialKind.TRANSFER]
 
-        planned = max(s.runs, PLANNED_AUTO_ROUNDS)
-
-        def cost(target: float, rounds: int = planned) -> float:
+        def cost(target: float, rounds: int) -> float:
             total = (fixed + sum(overhead + data_s(c, target) for c in transfers)) * rounds / s.runs  # `rest`: s.runs
             return total + (reserve.cost(overhead, startup) if reserve is not None else 0.0)
 
-        target = fitted_data_phase(time_left_s, cost, s.seconds, FIT_FLOOR_S)
+        return cost
+
+    def minimum_rounds_fit(
+        self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None
+    ) -> bool:
+        """Whether the minimum rounds and the `reserve` after them fit in `time_left_s` at FIT_FLOOR_S (True when
+        there is nothing to predict from): below it the rounds' data phase shrinks on, and precision goes."""
+        cost = self._cost_model(rest, trials, reserve)
+        return cost is None or cost(FIT_FLOOR_S, self.settings.runs) <= 0.9 * time_left_s
+
+    def fit_minimum_rounds(
+        self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None = None
+    ) -> str | None:
+        """--runs auto without --seconds: shrink the data phase (never below FIT_FLOOR_S) when PLANNED_AUTO_ROUNDS
+        rounds (`rest` holds the minimum ones) and the `reserve` after them would not fit in `time_left_s` at
+        ~`seconds` per trial (`_cost_model`), so that the adaptive rounds have room and a slower machine or a
+        bigger matrix still ends on time; below FIT_FLOOR_S (to SHORTEST_FIT_S) only as far as the minimum rounds
+        need to fit. Records the target used as `seconds`; returns a notice."""
+        s = self.settings
+        model = self._cost_model(rest, trials, reserve)
+        if model is None:
+            return None
+        cost = model
+        transfers = [item for item in rest if item.kind == TrialKind.TRANSFER]
+        planned = max(s.runs, PLANNED_AUTO_ROUNDS)
+        target = fitted_data_phase(time_left_s, lambda t: cost(t, planned), s.seconds, FIT_FLOOR_S)
         if target >= s.seconds:
             return None
         floor = FIT_FLOOR_S

@@ -101,6 +101,7 @@ class Runner:
         self.ssh_builds = builds.inspect_all(settings.ssh, "ssh") if builds.sweeps(settings.ssh) else []
         self.sshd_builds: list[builds.Build] = []
         self._groups: dict[Combination, list[Combination]] = {}  # calibration groups, once the plan is made
+        self._why_skipped: str | None = None  # why the default --why experiment was left out (the budget)
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -339,6 +340,18 @@ class Runner:
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
                 # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
                 reserve = self._why_reserve(target, combos)
+                if (
+                    reserve.trials
+                    and s.why == "auto"
+                    and self.resume_from is None
+                    and not calibration.minimum_rounds_fit(plan[index:], self.result.trials, time_left, reserve)
+                ):
+                    # The default experiment only where --budget has room for it: where the minimum rounds and it
+                    # do not fit at the floor (--full: 345 trials), the rounds' data phase would shrink further for
+                    # it, and a --full run overran its budget by the experiment's ~14 s.
+                    self._why_skipped = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
+                    self.result.notices.append(f"--why: no experiment: {self._why_skipped}")
+                    reserve = self._why_reserve(target, combos)
                 if self.resume_from is None and (
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
                 ):
@@ -411,7 +424,7 @@ class Runner:
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
         """How many trials the default --why experiment will add (0 when it will not run)."""
-        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None:
+        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None or self._why_skipped:
             return 0
         # The reserve keeps time for the rounds a sensitivity needs (why.MIN_ROUNDS); past them the experiment
         # runs on only while the budget lasts (its deadline), so the ranking's rounds come first: a default run
@@ -427,8 +440,9 @@ class Runner:
         mode = self.settings.why_mode()
         if mode == "off":
             return
-        if os.geteuid() != 0:
-            self.result.baselines["why"] = {"mode": mode, "skipped": "needs root (cgroups, tc)", "combinations": []}
+        if os.geteuid() != 0 or self._why_skipped:
+            skipped = self._why_skipped or "needs root (cgroups, tc)"
+            self.result.baselines["why"] = {"mode": mode, "skipped": skipped, "combinations": []}
             return
 
         # The experiment's trials move about WHY_SECONDS of data (the run's own may have shrunk to 0.25 s to fit

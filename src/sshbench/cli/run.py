@@ -211,7 +211,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         choices=("fastest", "all"),
         help="find what limits the speed by experiment: slow the client's CPU, the server's CPU and the link "
         "by half in turn, interleaved with unthrottled trials (root); default: the fastest row of a --runs auto "
-        "run; all: every row",
+        "run when --budget has room for it after the minimum rounds (not --full's); all: every row",
     )
     run.add_argument("--no-why", action="store_true", help="skip the --why experiments (the verdict is then inferred)")
     run.add_argument(
