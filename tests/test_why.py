@@ -235,3 +235,27 @@ def test_a_disk_sink_lists_the_disk_throttle_and_why_it_cannot_run():
 @pytest.mark.skipif(True, reason=f"--sink disk with the disk throttled: not run here: {throttles._disk_reason()}")
 def test_a_hard_throttled_disk_sink_is_the_limit():
     raise AssertionError("io.max throttle not implemented")
+
+
+def test_a_ciphers_line_not_led_by_the_headlines_cipher_says_why():
+    """A group the run could not order keeps your ssh's own order on the Ciphers line (security.policy.build): a
+    noisy --full named aes128-gcm fastest and led the line with aes128-ctr. Said only then."""
+    from sshbench.answer import Answer, Pick
+
+    def pick(cipher: str, mac: str = "implicit") -> Pick:
+        return Pick(cipher, mac, "sntrup761x25519-sha512@openssh.com", 800.0, None, "1", 1.0, None)
+
+    gcm, ctr = pick("aes128-gcm@openssh.com"), pick("aes128-ctr", "hmac-sha2-256-etm@openssh.com")
+    note = "  the ciphers the run did not tell apart from the fastest come in your ssh's own order"
+    led_by_ctr = Answer(
+        fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-ctr,aes128-gcm@openssh.com"]
+    )
+    assert note in led_by_ctr.lines()
+    led_by_gcm = Answer(
+        fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-gcm@openssh.com,aes128-ctr"]
+    )
+    assert note not in led_by_gcm.lines()
+    decided = Answer(fastest=[gcm], tie_margin=0.03, config=["Ciphers ^aes128-ctr,aes128-gcm@openssh.com"])
+    assert note not in decided.lines()  # no group: a line led by another cipher has its own reason (the policy)
+    left_out = Answer(fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-ctr"])
+    assert note not in left_out.lines()  # the fastest's cipher is not on the line: the policy's note says why
