@@ -68,6 +68,9 @@ TrialCallback = Callable[[int, int, Trial], None]
 END_RESERVE_S = 3.0
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
+# baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
+WHY_NO_ROOM = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
+WHY_NO_ROOM_NOTICE = f"--why: no experiment: {WHY_NO_ROOM}"
 
 
 class Runner:
@@ -101,7 +104,10 @@ class Runner:
         self.ssh_builds = builds.inspect_all(settings.ssh, "ssh") if builds.sweeps(settings.ssh) else []
         self.sshd_builds: list[builds.Build] = []
         self._groups: dict[Combination, list[Combination]] = {}  # calibration groups, once the plan is made
-        self._why_skipped: str | None = None  # why the default --why experiment was left out (the budget)
+        # Why the default --why experiment was left out (the budget). A resumed run keeps its run's decision, stored
+        # with the run's notices when it stopped (a resume fits nothing again).
+        resumed_notices = resume_from.notices if resume_from else []
+        self._why_skipped: str | None = WHY_NO_ROOM if WHY_NO_ROOM_NOTICE in resumed_notices else None
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -349,8 +355,8 @@ class Runner:
                     # The default experiment only where --budget has room for it: where the minimum rounds and it
                     # do not fit at the floor (--full: 345 trials), the rounds' data phase would shrink further for
                     # it, and a --full run overran its budget by the experiment's ~14 s.
-                    self._why_skipped = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
-                    self.result.notices.append(f"--why: no experiment: {self._why_skipped}")
+                    self._why_skipped = WHY_NO_ROOM
+                    self.result.notices.append(WHY_NO_ROOM_NOTICE)
                     reserve = self._why_reserve(target, combos)
                 if self.resume_from is None and (
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
