@@ -140,10 +140,10 @@ def test_a_run_stored_before_the_new_settings_loads_and_renders():
 def test_a_resumed_run_keeps_its_runs_decision_to_leave_the_experiment_out():
     """The fit is not made again on --resume: the notice stored with the stopped run carries the decision."""
     from sshbench.results import RunResult
-    from sshbench.runner import WHY_NO_ROOM, WHY_NO_ROOM_NOTICE, Runner
+    from sshbench.runner import WHY_NO_ROOM_NOTICE, Runner
     from sshbench.settings import RunSettings
 
     stopped = RunResult(settings=RunSettings(), notices=["ciphers: ...", WHY_NO_ROOM_NOTICE])
-    assert Runner(RunSettings(), resume_from=stopped)._why_skipped == WHY_NO_ROOM
-    assert Runner(RunSettings(), resume_from=RunResult(settings=RunSettings()))._why_skipped is None
-    assert Runner(RunSettings())._why_skipped is None
+    assert Runner(RunSettings(), resume_from=stopped)._why_no_room
+    assert not Runner(RunSettings(), resume_from=RunResult(settings=RunSettings()))._why_no_room
+    assert not Runner(RunSettings())._why_no_room

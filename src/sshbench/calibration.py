@@ -193,10 +193,9 @@ class Calibration:
         bigger matrix still ends on time; below FIT_FLOOR_S (to SHORTEST_FIT_S) only as far as the minimum rounds
         need to fit. Records the target used as `seconds`; returns a notice."""
         s = self.settings
-        model = self._cost_model(rest, trials, reserve)
-        if model is None:
+        cost = self._cost_model(rest, trials, reserve)
+        if cost is None:
             return None
-        cost = model
         transfers = [item for item in rest if item.kind == TrialKind.TRANSFER]
         planned = max(s.runs, PLANNED_AUTO_ROUNDS)
         target = fitted_data_phase(time_left_s, lambda t: cost(t, planned), s.seconds, FIT_FLOOR_S)

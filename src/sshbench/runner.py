@@ -106,8 +106,7 @@ class Runner:
         self._groups: dict[Combination, list[Combination]] = {}  # calibration groups, once the plan is made
         # Why the default --why experiment was left out (the budget). A resumed run keeps its run's decision, stored
         # with the run's notices when it stopped (a resume fits nothing again).
-        resumed_notices = resume_from.notices if resume_from else []
-        self._why_skipped: str | None = WHY_NO_ROOM if WHY_NO_ROOM_NOTICE in resumed_notices else None
+        self._why_no_room = resume_from is not None and WHY_NO_ROOM_NOTICE in resume_from.notices
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -355,9 +354,9 @@ class Runner:
                     # The default experiment only where --budget has room for it: where the minimum rounds and it
                     # do not fit at the floor (--full: 345 trials), the rounds' data phase would shrink further for
                     # it, and a --full run overran its budget by the experiment's ~14 s.
-                    self._why_skipped = WHY_NO_ROOM
+                    self._why_no_room = True
                     self.result.notices.append(WHY_NO_ROOM_NOTICE)
-                    reserve = self._why_reserve(target, combos)
+                    reserve = self._why_reserve(target, combos)  # none now
                 if self.resume_from is None and (
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
                 ):
@@ -430,7 +429,7 @@ class Runner:
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
         """How many trials the default --why experiment will add (0 when it will not run)."""
-        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None or self._why_skipped:
+        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None or self._why_no_room:
             return 0
         # The reserve keeps time for the rounds a sensitivity needs (why.MIN_ROUNDS); past them the experiment
         # runs on only while the budget lasts (its deadline), so the ranking's rounds come first: a default run
@@ -446,8 +445,8 @@ class Runner:
         mode = self.settings.why_mode()
         if mode == "off":
             return
-        if os.geteuid() != 0 or self._why_skipped:
-            skipped = self._why_skipped or "needs root (cgroups, tc)"
+        if os.geteuid() != 0 or self._why_no_room:
+            skipped = WHY_NO_ROOM if self._why_no_room else "needs root (cgroups, tc)"
             self.result.baselines["why"] = {"mode": mode, "skipped": skipped, "combinations": []}
             return
 
