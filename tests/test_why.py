@@ -246,16 +246,19 @@ def test_a_ciphers_line_not_led_by_the_headlines_cipher_says_why():
         return Pick(cipher, mac, "sntrup761x25519-sha512@openssh.com", 800.0, None, "1", 1.0, None)
 
     gcm, ctr = pick("aes128-gcm@openssh.com"), pick("aes128-ctr", "hmac-sha2-256-etm@openssh.com")
+    others = [pick(f"aes{bits}-ctr", "hmac-sha1") for bits in (128, 192, 256)]  # the headline names a count
     note = "  the ciphers the run did not tell apart from the fastest come in your ssh's own order"
-    led_by_ctr = Answer(
-        fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-ctr,aes128-gcm@openssh.com"]
-    )
-    assert note in led_by_ctr.lines()
-    led_by_gcm = Answer(
-        fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-gcm@openssh.com,aes128-ctr"]
-    )
-    assert note not in led_by_gcm.lines()
+
+    def answer(line: str, equivalent: list[Pick]) -> Answer:
+        return Answer(
+            fastest=[gcm], equivalent=equivalent, top_group=[gcm, *equivalent], tie_margin=0.03, config=[line]
+        )
+
+    led_by_ctr = answer("Ciphers ^aes128-ctr,aes128-gcm@openssh.com", [ctr, *others])
+    assert "not told apart from 4 other row(s)" in led_by_ctr.headline() and note in led_by_ctr.lines()
+    assert note not in answer("Ciphers ^aes128-gcm@openssh.com,aes128-ctr", [ctr, *others]).lines()
+    # a small group is named whole, in the line's own order: "aes128-ctr or aes128-gcm (equivalent here)"
+    assert note not in answer("Ciphers ^aes128-ctr,aes128-gcm@openssh.com", [ctr]).lines()
     decided = Answer(fastest=[gcm], tie_margin=0.03, config=["Ciphers ^aes128-ctr,aes128-gcm@openssh.com"])
     assert note not in decided.lines()  # no group: a line led by another cipher has its own reason (the policy)
-    left_out = Answer(fastest=[gcm], equivalent=[ctr], tie_margin=0.03, config=["Ciphers ^aes128-ctr"])
-    assert note not in left_out.lines()  # the fastest's cipher is not on the line: the policy's note says why
+    assert note not in answer("Ciphers ^aes128-ctr", [ctr, *others]).lines()  # the fastest's left out: the policy

@@ -117,9 +117,13 @@ class Answer:
             for p in [*self.fastest, *self.equivalent]
         )
 
+    def _only_first_named(self) -> bool:
+        """A run that ordered little: the headline names the first row and a count, not its whole group."""
+        return bool(self.equivalent) and len(self.top_group or self.fastest) > MOST_NAMED
+
     def headline(self) -> str:
         group = self.top_group or self.fastest
-        if self.equivalent and len(group) > MOST_NAMED:  # a run that ordered little: the first, and a count
+        if self._only_first_named():
             others = len(group) - 1
             names = f"{self.fastest[0].name}, not told apart from {others} other row(s)"
             group = self.fastest[:1]
@@ -176,9 +180,10 @@ class Answer:
     def _order_note(self) -> str | None:
         """Why the Ciphers line does not start with the headline's cipher: inside a group the run could not order,
         the lines keep your ssh's own order (security.policy.build), so a noisy `--full` named aes128-gcm fastest and
-        put aes128-ctr first on the line; said only then."""
+        put aes128-ctr first on the line; said only then. A headline that names the whole group names it in that
+        same order (aes128-gcm or aes256-gcm, whichever ranked first)."""
         line = next((c for c in self.config if c.startswith("Ciphers ")), None)
-        if line is None or not self.fastest or not self.equivalent:
+        if line is None or not self.fastest or not self._only_first_named():
             return None
         names = line.split(None, 1)[1].lstrip("^+-").split(",")
         if names[0] == self.fastest[0].cipher or self.fastest[0].cipher not in names:  # first, or left out (policy)
