@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tarfile
 import time
 import zipfile
 
@@ -163,3 +164,20 @@ def test_missing_inventory_and_unknown_fleet_are_one_line(tmp_path):
         pass
     for argv in (("recommend", "--fleet", "3"), ("compare", "--fleet", "latest")):
         assert main([*argv, "--db", str(tmp_path / "r.db")]) == 2
+
+
+def test_hosts_install_the_dependencies_but_matplotlib_from_the_archives_list(tmp_path):
+    """A host runs `sshbench run --json`; charts are drawn on the control machine (38 of 49 MB of wheels)."""
+    requirements = wheelhouse.host_requirements()
+    assert not [r for r in requirements if r.lower().startswith("matplotlib")]
+    assert {"rich", "ssh-audit", "asyncssh", "cryptography"} <= {wheelhouse._project(r) for r in requirements}
+    assert wheelhouse._project("Python_Dateutil >= 2.8 ; python_version>'3'") == "python-dateutil"
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "pip-26.3-py3-none-any.whl").write_bytes(b"a wheel")
+    with tarfile.open(wheelhouse.make_archive(deps, tmp_path)) as tar:
+        names = tar.getnames()
+        listed = tar.extractfile(f"wheelhouse/{wheelhouse.HOST_REQUIREMENTS}")
+        assert listed is not None and listed.read().decode().splitlines() == requirements
+    assert "wheelhouse/pip-26.3-py3-none-any.whl" in names
+    assert any(n.startswith("wheelhouse/sshbench-") and n.endswith(".whl") for n in names)

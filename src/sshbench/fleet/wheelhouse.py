@@ -3,7 +3,8 @@ beyond Ansible's own connection.
 
 - sshbench's own wheel is written here from the package that is running (its files and its installed
   metadata), so every host runs exactly the control machine's code, with no build backend and no network.
-- Its dependencies (and pip, which the role runs from its wheel: no pip or ensurepip needed on a host)
+- Its dependencies but those a host does without (HOST_LEFT_OUT: charts are drawn here), listed in
+  wheelhouse/requirements.txt, and pip (which the role runs from its wheel: no pip or ensurepip needed on a host)
   come from `pip download --only-binary=:all:` for this machine's Python and platform, cached in
   $XDG_CACHE_HOME/sshbench/fleet-wheelhouse/<key>/; or from `--wheelhouse DIR` (e.g. made with
   `pip download --platform ... --python-version ...` for hosts of another architecture or Python).
@@ -16,6 +17,7 @@ import base64
 import hashlib
 import importlib.metadata
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -35,10 +37,27 @@ def host_tag() -> str:
     return f"python {sys.version_info[0]}.{sys.version_info[1]} {platform.machine()}"
 
 
+# What a host does without: it runs `sshbench run --json` (and its pairs' runs), and charts are drawn on the control
+# machine. matplotlib and what it alone needs (numpy, pillow, fonttools, ...) were 38 of the wheelhouse's 49 MB,
+# copied to every host and installed there (the fleet tests' hosts: 3.8 s of copy and 3.9 s of venv and pip).
+HOST_LEFT_OUT = frozenset({"matplotlib"})
+HOST_REQUIREMENTS = "requirements.txt"  # in wheelhouse/: what the role installs; sshbench itself with --no-deps
+
+
 def runtime_requirements() -> list[str]:
-    """sshbench's own dependencies (no extras): what `sshbench run` needs on a host."""
+    """sshbench's own dependencies (no extras), as its metadata names them."""
     requires = importlib.metadata.requires("sshbench") or []
     return [r for r in requires if ";" not in r or "extra" not in r.split(";", 1)[1]]
+
+
+def host_requirements() -> list[str]:
+    """What `sshbench run` needs on a host: the runtime requirements but HOST_LEFT_OUT."""
+    return [r for r in runtime_requirements() if _project(r) not in HOST_LEFT_OUT]
+
+
+def _project(requirement: str) -> str:
+    """'matplotlib>=3.7' -> 'matplotlib' (normalised as pip compares names)."""
+    return re.split(r"[\s<>=!~;\[(@]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
 
 
 def _record_hash(data: bytes) -> str:
@@ -97,7 +116,7 @@ def _cache_root() -> Path:
 def dependency_wheelhouse(log=None) -> Path:
     """The dependencies' wheels (and pip's) for this machine's Python and platform, downloaded once
     and cached. RunError with one line when pip cannot get them."""
-    requirements = sorted(runtime_requirements())
+    requirements = sorted(host_requirements())
     key = hashlib.sha256("\n".join([host_tag(), *requirements]).encode()).hexdigest()[:16]
     cached = _cache_root() / key
     if (cached / COMPLETE_MARK).is_file():
@@ -148,4 +167,7 @@ def make_archive(dependencies: Path, stage: Path) -> Path:
                     continue
                 tar.add(wheel, arcname=f"wheelhouse/{wheel.name}")
             tar.add(own, arcname=f"wheelhouse/{own.name}")
+            listed = Path(tmp) / HOST_REQUIREMENTS
+            listed.write_text("".join(f"{r}\n" for r in host_requirements()))
+            tar.add(listed, arcname=f"wheelhouse/{HOST_REQUIREMENTS}")
     return archive
