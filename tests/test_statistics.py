@@ -20,6 +20,7 @@ from sshbench.statistics import (
     RatioEstimate,
     combinations_needing_rounds,
     compare_pair,
+    first_group_contested,
     median_ci,
     median_ci_coverage,
     modified_z_outliers,
@@ -445,3 +446,21 @@ def test_welch_ratio_with_one_value_never_decides() -> None:
     assert compare_pair(estimate) == "undecided"
     with pytest.raises(ValueError):
         welch_log_ratio_ci([], [1.0])
+
+
+def test_first_group_contested_names_the_group_and_the_rows_it_is_not_told_apart_from() -> None:
+    """A steady first row, a noisy second one not told apart from it, a row ordered behind the first but not
+    behind the noisy second, and a far slower row: the answer's next round is the group and that third row."""
+    steady, noisy = [1000.0, 1001.0, 999.0, 1000.0, 1000.0], [900.0, 1300.0, 720.0, 1000.0, 800.0]
+    rates = {
+        "first": dict(enumerate(steady)),
+        "noisy": dict(enumerate(noisy)),
+        "behind": dict(enumerate(v * 0.7 for v in steady)),
+        "far": dict(enumerate(v * 0.3 for v in reversed(steady))),
+    }
+    ranking = rank_groups(rates)
+    assert ranking.groups()[0] == ["first", "noisy"] and "behind" not in ranking.groups()[0]
+    assert first_group_contested(rates, ranking) == ["first", "noisy", "behind"]
+    # without the noisy row the first group is ordered against every other row: nothing left for the answer
+    del rates["noisy"]
+    assert first_group_contested(rates, rank_groups(rates)) == []

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from sshbench import clock, steady
-from sshbench.calibration import FIT_FLOOR_S, link_probe_size, steady_window_cap
+from sshbench.calibration import FIT_FLOOR_S, adaptive_round, link_probe_size, steady_window_cap
 from sshbench.cleanup import Cleanup
 from sshbench.clock import apply_steady, cross_check
 from sshbench.links import LINKS
@@ -485,3 +485,17 @@ def test_a_probe_behind_a_shaped_link_is_sized_for_its_line_rate():
     assert link_probe_size(LINKS["wan100m"].rate_bit_s or 0, 1 << 30) == 10 * MIB  # 9.2 MiB
     assert link_probe_size(LINKS["lan1g"].rate_bit_s or 0, 1 << 30) == 16 * MIB  # never above the usual probe
     assert link_probe_size(LINKS["wan24m"].rate_bit_s or 0, 3 * MIB) == 3 * MIB  # nor above --max-size
+
+
+def test_an_adaptive_round_narrows_to_the_answers_rows_only_where_a_whole_round_no_longer_fits():
+    rows = [Combination(c, IMPLICIT_MAC, "kex") for c in ("gcm128", "gcm256", "ctr128", "ctr256", "chacha")]
+    answer = [rows[0], rows[1], rows[4]]
+
+    def cost(combos: list[Combination]) -> float:
+        return 1.2 * len(combos)
+
+    assert adaptive_round(rows, answer, 10.0, cost) == rows  # the whole round fits: every undecided row
+    assert adaptive_round(rows, answer, 4.0, cost) == answer  # it does not; the answer's three rows do
+    assert adaptive_round(rows, answer, 3.0, cost) is None  # neither fits: stop
+    assert adaptive_round(rows, [], 4.0, cost) is None  # the answer is decided: nothing worth a partial round
+    assert adaptive_round(answer, answer, 3.0, cost) is None  # no narrower round than the one that did not fit

@@ -340,3 +340,23 @@ def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
     per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
     per_round += statistics.median(handshake) if handshake else 0.0
     return per_round * 1.2
+
+
+def adaptive_round(
+    needing: list[Combination],
+    answer: list[Combination],
+    time_left_s: float,
+    cost: Callable[[list[Combination]], float],
+) -> list[Combination] | None:
+    """The combinations of --runs auto's next round: every row still undecided against a neighbour (`needing`)
+    while such a round fits in `time_left_s`, else the rows the answer needs (`answer`: the fastest group and the
+    rows it is not yet told apart from, summary.rows_the_answer_needs) when they are fewer and fit; None: stop.
+    Why: a default run's rows behind the fastest group (three AES-CTR ciphers and chacha20-poly1305 within a few
+    percent of each other) stay undecided among themselves to the end, so every adaptive round ran all six rows,
+    and in ten default runs the last full round no longer fitted 2.7-9.4 s before the budget, where the three rows
+    of the answer's undecided pair (aes256-gcm vs chacha20-poly1305 at 1.46 (0.86-2.50) in one run) take ~2.5 s."""
+    if cost(needing) <= time_left_s:
+        return needing
+    if answer and set(answer) != set(needing) and cost(answer) <= time_left_s:
+        return answer
+    return None

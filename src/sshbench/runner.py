@@ -23,6 +23,7 @@ from sshbench.calibration import (
     PROBE_ATTEMPTS,
     Calibration,
     Reserve,
+    adaptive_round,
     first_probe_size,
     follow_measured_rates,
     grow_if_too_short,
@@ -385,13 +386,15 @@ class Runner:
         """--runs auto: after the first measured rounds, a round at a time for the combinations still
         undecided against a neighbour (statistics.combinations_needing_rounds), until every pair is
         ordered or tied, or the next round would not fit in --budget (counted from the run's start, with
-        the end-of-run baselines' few seconds kept in reserve)."""
+        the end-of-run baselines' few seconds kept in reserve); where that round no longer fits, one of the rows
+        the answer needs alone (calibration.adaptive_round)."""
         from sshbench import statistics as stats
 
         s = self.settings
         rng = random.Random(s.seed + 1 if s.seed is not None else None)
         rounds = max((t.repetition + 1 for t in self.result.trials if not t.warmup), default=0)
         reason = "every pair is decided"
+        answer_only = 0  # rounds of the rows the answer needs alone
         while True:
             rankings = summary.rankings(self.result.trials, s.tie)
             needing = [c for r in rankings.values() for c in stats.combinations_needing_rounds(r)]
@@ -402,9 +405,14 @@ class Runner:
                 break
             elapsed = time.monotonic() - self._started
             why_s = self._why_reserve(target, self.result.combinations).cost_after(self.result.trials)
-            if elapsed + round_cost(self.result.trials, needing) + END_RESERVE_S + why_s > s.budget_s:
+            time_left = s.budget_s - elapsed - END_RESERVE_S - why_s
+            chosen = adaptive_round(needing, summary.rows_the_answer_needs(self.result.trials, s.tie), time_left,
+                                    lambda combos: round_cost(self.result.trials, combos))  # fmt: skip
+            if chosen is None:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
+            answer_only += chosen != needing
+            needing = chosen
             plan = measured_round(needing, handshake_combinations(needing), rounds, rng)
             total = done + len(plan)
             if self.on_plan:
@@ -416,8 +424,10 @@ class Runner:
             done, rounds = total, rounds + 1
         undecided = summary.rankings(self.result.trials, s.tie)
         left = sum(len(stats.undecided_pairs(r)) for r in undecided.values())
+        narrowed = f" ({answer_only} of them for the fastest group's undecided pairs alone)" if answer_only else ""
         self.result.notices.append(
-            f"--runs auto: {rounds} rounds, stopped: {reason}" + (f" ({left} pair(s) undecided)" if left else "")
+            f"--runs auto: {rounds} rounds{narrowed}, stopped: {reason}"
+            + (f" ({left} pair(s) undecided)" if left else "")
         )
 
     def _why_reserve(self, target: Target, combos: list[Combination]) -> Reserve:

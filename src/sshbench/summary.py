@@ -278,10 +278,27 @@ def rankings(
     trials: list[Trial], tie_margin: float = stats.DEFAULT_TIE_MARGIN, kind: TrialKind = TrialKind.TRANSFER
 ) -> dict[tuple[str, str], stats.Ranking[Combination]]:
     """One ranking in groups per client/server implementation pair (statistics.rank_groups)."""
+    return {pair: stats.rank_groups(rates, tie_margin) for pair, rates in _rates_by_pair(trials, kind).items()}
+
+
+def _rates_by_pair(
+    trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER
+) -> dict[tuple[str, str], dict[Combination, dict[int, float]]]:
+    """rates_by_round per client/server implementation pair: each pair is ranked on its own."""
     by_pair: dict[tuple[str, str], dict[Combination, dict[int, float]]] = defaultdict(dict)
     for combo, by_round in rates_by_round(trials, kind).items():
         by_pair[implementation_pair(combo)][combo] = by_round
-    return {pair: stats.rank_groups(rates, tie_margin) for pair, rates in by_pair.items()}
+    return by_pair
+
+
+def rows_the_answer_needs(trials: list[Trial], tie_margin: float = stats.DEFAULT_TIE_MARGIN) -> list[Combination]:
+    """Per client/server implementation pair, the first group and the rows it is not yet told apart from
+    (statistics.first_group_contested): what an adaptive round runs when one of every undecided row no longer fits."""
+    return [
+        combo
+        for rates in _rates_by_pair(trials).values()
+        for combo in stats.first_group_contested(rates, stats.rank_groups(rates, tie_margin), tie_margin)
+    ]
 
 
 def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_scoped: bool) -> list[float] | None:
