@@ -156,3 +156,66 @@ def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
     one_way, _ = _plan(baselines=False)  # one direction: no setup named
     single = answer.compute(run_from_plan(schedule(one_way, [], 5, 0, False, seed=2), one_way, rates, settings))
     assert single is not None and single.fastest[0].name == "aes128-gcm@openssh.com" and single.fastest[0].setup == ""
+
+
+class _RatesByRound(MadeUpRates):
+    """MiB/s per cipher per repetition (`table[cipher][repetition]`), the last one repeated."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        super().__init__()
+        self.table = table
+
+    def __call__(self, combo, repetition: int) -> float:
+        rates = self.table[combo.cipher]
+        return rates[min(repetition, len(rates) - 1)]
+
+
+def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one(monkeypatch):
+    """Three rounds in: the first row, a noisy second one not told apart from it, a third ordered behind the
+    first but not behind the noisy one, and three rows behind them, undecided among themselves. A whole round
+    (6 trials of ~1 s) does not fit the time left; the three rows the answer rests on do, once."""
+    from fakes import trial_for
+    from sshbench import runner as runner_module
+    from sshbench.plan import ScheduledTrial
+    from sshbench.results import Combination
+
+    common = [1.0, 1.3, 0.8]  # every row's round factor: the paired ratios see through it
+    own = {
+        "first": [1.0, 1.0, 1.0],
+        "noisy": [0.95 * 0.92, 0.95 * 1.10, 0.95 * 0.88],
+        "behind": [0.7, 0.7, 0.7],
+        "ctr-a": [0.5, 0.5 * 1.06, 0.5 * 0.95],
+        "ctr-b": [0.5 * 1.05, 0.5 * 0.97, 0.5 * 1.02],
+        "ctr-c": [0.5 * 0.97, 0.5 * 1.02, 0.5 * 1.04],
+    }
+    rates = _RatesByRound({c: [1000 * f * g for f, g in zip(own[c], common)] for c in own})
+    combos = [Combination(c, IMPLICIT_MAC, "curve25519-sha256") for c in own]
+    clock = [0.0]
+
+    def measured(item: ScheduledTrial):
+        trial = trial_for(item, rates)
+        trial.wall_s = 0.2 if item.kind == "handshake" else 1.0
+        clock[0] += trial.wall_s
+        return trial
+
+    settings = RunSettings(ciphers=",".join(own), adaptive=True, baselines=False, why="off", seed=3)
+    # 5 s after the end's reserve: a whole round takes ~7.4 s (6 trials and a handshake, +20%), the three ~3.8 s
+    settings.budget_s = runner_module.END_RESERVE_S + 5.0
+    run = runner_module.Runner(settings)
+    for rep in range(3):
+        for combo in combos:
+            run.result.trials.append(measured(ScheduledTrial(combo, "transfer", rep, False)))
+        run.result.trials.append(measured(ScheduledTrial(combos[0], "handshake", rep, False)))
+    clock[0] = 0.0
+    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
+    run._started = 0.0
+    monkeypatch.setattr(run, "_one", lambda target, item, *rest, **kw: measured(item))
+    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
+
+    fourth = {t.combination.cipher for t in run.result.trials if t.repetition == 3 and t.kind == "transfer"}
+    assert fourth == {"first", "noisy", "behind"}
+    assert not any(t.repetition > 3 for t in run.result.trials)  # a second such round no longer fits
+    assert (
+        "--runs auto: 4 rounds (1 of them for the fastest group's undecided pairs alone), stopped: the --budget"
+        in run.result.notices[-1]
+    )
