@@ -19,7 +19,7 @@ from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name, swept_setup
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, shown_name, swept_setup
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 from sshbench.units import format_factor, format_rate
@@ -308,11 +308,6 @@ def _why(answer: Answer, result: RunResult, top: Combination) -> None:
     answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
 
 
-def _shown(combo: Combination, setup: list[str]) -> str:
-    """A combination as the conclusion's short lines name it: its label, and its setup where the run swept one."""
-    return short_name(combo.label) + (f" ({combo.setup_label(setup)})" if setup else "")
-
-
 def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
     """The row a connection with no options would be: its algorithms as recorded at discovery, with the
     fastest row's other settings (tool, direction, link, ...) where several were swept."""
@@ -386,7 +381,7 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
             continue
         why = stats.why_undecided(p.estimate, margin)
         whys.append(why)
-        named.append(" vs ".join(_shown(c, setup) for c in (p.faster, p.slower)))
+        named.append(" vs ".join(shown_name(c, setup) for c in (p.faster, p.slower)))
         answer.undecided.append(
             {
                 "faster": p.faster.label,

@@ -139,6 +139,13 @@ def swept_setup(combinations: Iterable[Combination]) -> list[str]:
     return [a.name for a in AXES if a.setup and len({getattr(c, a.name) for c in combos}) > 1]
 
 
+def shown_name(combo: Combination, setup: list[str]) -> str:
+    """A combination as the short lines (the conclusion's, those under the table) name it: its label without
+    `@openssh.com`, and its setup where the run swept one (`swept_setup`): a run over two tools has two rows
+    called "aes128-gcm"."""
+    return short_name(combo.label) + (f" ({combo.setup_label(setup)})" if setup else "")
+
+
 AXES: tuple[Axis, ...] = (
     Axis("cipher", "cipher", "ciphers", connection=False),
     Axis("mac", "MAC", "MACs", connection=False),

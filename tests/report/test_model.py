@@ -159,3 +159,19 @@ def test_cells() -> None:
     assert cells.mac("hmac-sha2-256-etm@openssh.com", compact=True) == "hmac-sha2-256-etm"
     assert cells.build("OpenSSH_10.0p2") == "10.0p2" and cells.build("") == "-"
     assert cells.cpu_total(_summary(client_cpu_s_per_gib=1.0, server_cpu_s_per_gib=0.25)) == "1.25"
+
+
+def test_the_lines_under_the_table_name_each_row_with_its_setup_where_the_run_swept_one():
+    """Two tools, one cipher: the scp row's median reads above the pipe row ranked before it (one slow scp round
+    puts it behind, paired). The line that says so names each row with its tool, not "aes128-gcm" twice."""
+
+    class _ByTool(MadeUpRates):
+        def __call__(self, combo: Combination, repetition: int) -> float:
+            return {"pipe": (100.0, 100.0, 100.0), "scp": (101.0, 101.0, 50.0)}[combo.tool][repetition]
+
+    combos = [dataclasses.replace(BASE, tool=tool) for tool in ("pipe", "scp")]
+    run = run_from_plan(schedule(combos, [], 3, 0, calibrate=False), combos, _ByTool())
+    lines = table.decision_lines(run, wide=True)
+    order = next(line for line in lines if line.startswith("order:"))
+    assert "aes128-gcm (scp)'s higher median sits below aes128-gcm (pipe)'s" in order
+    assert any(line.startswith("aes128-gcm (pipe) vs aes128-gcm (scp): undecided") for line in lines)

@@ -12,7 +12,7 @@ from sshbench.clock import clock_agreement
 from sshbench.report import cells, model, ranked
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
-from sshbench.results import AXES, RunResult, TrialKind, short_name
+from sshbench.results import AXES, RunResult, TrialKind, shown_name, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -140,7 +140,8 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     margin = summary.tie_margin(result)
     if any(s.rank_label and s.rank_label.startswith("=") for s in rows):
         out.append(f"=N: tied (the 95% CI of their ratio lies within ±{margin:.0%}, --tie)")
-    if line := median_order_line(rows):
+    setup = swept_setup(s.combination for s in rows)  # a run over two tools has two rows called "aes128-gcm"
+    if line := median_order_line(rows, setup):
         out.append(line)
     pairs = summary.undecided(result)
     whys = [stats.why_undecided(p.estimate, margin) for p in pairs]
@@ -148,7 +149,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
         for pair, why in zip(pairs, whys, strict=True):
             e = pair.estimate
             out.append(
-                f"{short_name(pair.faster.label)} vs {short_name(pair.slower.label)}: undecided "
+                f"{shown_name(pair.faster, setup)} vs {shown_name(pair.slower, setup)}: undecided "
                 f"(ratio {cells.factor(e.ratio)}, {cells.factor(e.low)}-{cells.factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
             )
     elif pairs:
@@ -156,7 +157,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     return out
 
 
-def median_order_line(rows: list[summary.Summary]) -> str | None:
+def median_order_line(rows: list[summary.Summary], setup: list[str] | None = None) -> str | None:
     """One line when a row's median reads above the row ranked before it: the order is the paired ratio's."""
     above = [
         (s, prev)
@@ -171,8 +172,8 @@ def median_order_line(rows: list[summary.Summary]) -> str | None:
     s, prev = above[0]
     more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
     return (
-        f"order: by the paired ratio, so {short_name(s.combination.label)}'s higher median sits below "
-        f"{short_name(prev.combination.label)}'s{more}"
+        f"order: by the paired ratio, so {shown_name(s.combination, setup or [])}'s higher median sits below "
+        f"{shown_name(prev.combination, setup or [])}'s{more}"
     )
 
 
