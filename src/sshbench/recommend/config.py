@@ -83,7 +83,15 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     try:
         with signals_raise():
             target: Target
-            if host is None:
+            servers = [name for name in (result.settings.server or "openssh").split(",") if name]
+            if host is None and rec.target == "client" and "openssh" not in servers:
+                # A run against Dropbear or AsyncSSH alone: its kind of server again, not an OpenSSH sshd that
+                # speaks every algorithm (its rows' kex is curve25519 where Dropbear 2022 has no sntrup761)
+                spec = TargetSpec.from_options(
+                    ssh=ssh, server=servers[0], dropbear_window=result.settings.dropbear_window
+                )
+                target = make_target(spec, server=servers[0])
+            elif host is None:
                 # The private sshd: with these lines in its sshd_config for --for server.
                 extra = settings if rec.target == "server" else {}
                 target = PrivateOpenSSH(sshd=sshd, ssh=ssh, extra_config=extra, login_probe=False)
