@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -142,8 +142,9 @@ def swept_setup(combinations: Iterable[Combination]) -> list[str]:
 def shown_name(combo: Combination, setup: list[str]) -> str:
     """A combination as the short lines (the conclusion's, those under the table) name it: its label without
     `@openssh.com`, and its setup where the run swept one (`swept_setup`): a run over two tools has two rows
-    called "aes128-gcm"."""
-    return short_name(combo.label) + (f" ({combo.setup_label(setup)})" if setup else "")
+    called "aes128-gcm". A swept -P N is named once, in the setup ("aes128-gcm (-P 2)", not "aes128-gcm -P 2 (-P 2)")."""
+    named = replace(combo, streams=1) if "streams" in setup else combo
+    return short_name(named.label) + (f" ({combo.setup_label(setup)})" if setup else "")
 
 
 AXES: tuple[Axis, ...] = (

@@ -175,3 +175,12 @@ def test_the_lines_under_the_table_name_each_row_with_its_setup_where_the_run_sw
     order = next(line for line in lines if line.startswith("order:"))
     assert "aes128-gcm (scp)'s higher median sits below aes128-gcm (pipe)'s" in order
     assert any(line.startswith("aes128-gcm (pipe) vs aes128-gcm (scp): undecided") for line in lines)
+
+
+def test_a_swept_stream_count_is_named_once():
+    from sshbench.results import shown_name
+
+    two = dataclasses.replace(BASE, streams=2)
+    assert shown_name(two, ["streams"]) == "aes128-gcm (-P 2)"  # was "aes128-gcm -P 2 (-P 2)"
+    assert shown_name(two, []) == "aes128-gcm -P 2"  # not swept: the label says it
+    assert shown_name(dataclasses.replace(two, tool="scp"), ["tool", "streams"]) == "aes128-gcm (scp/-P 2)"
