@@ -160,6 +160,9 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("SSHBENCH_DB", str(state / "results.db"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(state / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
+    # Into a pipe the reports are 220 columns wide unless COLUMNS says otherwise: a shell that exports it must not
+    # narrow the tables the tests read.
+    monkeypatch.delenv("COLUMNS", raising=False)
     yield state
     # A test that had to SIGKILL its sshbench (a failure path) leaves what kill -9 leaves: the same
     # recovery a user's next run does removes it, so no daemon outlives the test.

@@ -185,3 +185,22 @@ def test_conclusion_config_lines_connect(terminal, tmp_path) -> None:
     assert cipher is not None and cipher.group(1) in {p.cipher for p in [*found.fastest, *found.equivalent]} | {
         line.split()[1].lstrip("^").split(",")[0] for line in found.config if line.startswith("Ciphers")
     }
+
+
+def test_into_a_file_columns_sets_the_width(terminal) -> None:
+    """Not a terminal: 220 columns (a file keeps the table unfolded), or what COLUMNS says."""
+
+    def report(columns: str | None) -> list[str]:
+        env = {k: v for k, v in terminal["env"].items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+        done = subprocess.run(
+            [sys.executable, "-m", "sshbench", "report", "latest"], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    narrow, wide = report("100"), report(None)
+    # the conclusion block (up to its first blank line) stays one line per fact into a file, for grep
+    tables = narrow[narrow.index("") :]
+    assert max(len(line) for line in wide) > 100 and len(tables) > 10
+    assert all(len(line) <= 100 for line in tables), [line for line in tables if len(line) > 100]
+    assert narrow[0].startswith("Fastest here: ") and any(line.startswith("  your ssh's default (") for line in narrow)

@@ -44,9 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # `kill -USR1 <pid>` prints every thread's stack to stderr: a stuck run can be diagnosed.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    # Not a terminal (a file, CI): wide enough that the results table is not folded.
+    # Not a terminal (a file, CI): wide enough that the results table is not folded, unless COLUMNS says how wide
+    # (`COLUMNS=100 sshbench run | tee run.txt`: the tables as a 100-column terminal shows them).
     out = Console(highlight=False)
-    if not out.is_terminal:
+    if not out.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
         out = Console(highlight=False, width=220)
     # Into a pipe or file an error or notice stays one line however long (scripts grep for it); on a terminal
     # it wraps between words (the terminal itself would cut words in two).
