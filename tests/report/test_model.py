@@ -184,3 +184,11 @@ def test_a_swept_stream_count_is_named_once():
     assert shown_name(two, ["streams"]) == "aes128-gcm (-P 2)"  # was "aes128-gcm -P 2 (-P 2)"
     assert shown_name(two, []) == "aes128-gcm -P 2"  # not swept: the label says it
     assert shown_name(dataclasses.replace(two, tool="scp"), ["tool", "streams"]) == "aes128-gcm (scp/-P 2)"
+
+
+def test_chart_labels_name_a_swept_stream_count_once():
+    from sshbench.report import charts
+
+    combos = [dataclasses.replace(BASE, streams=n) for n in (1, 2)]
+    label = charts._labeller(combos)
+    assert [label(c) for c in combos] == ["aes128-gcm@openssh.com [-P 1]", "aes128-gcm@openssh.com [-P 2]"]

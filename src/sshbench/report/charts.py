@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,9 +82,12 @@ def _labeller(combos: list[Combination]):
             value = getattr(combo, name, None)
             if name == "compression":
                 extras.append("uncompressed" if value == NO_COMPRESSION else "compressed")
+            elif name == "streams":  # "-P 2" once, in the brackets (the label's own "-P 2" left out)
+                extras.append(f"-P {value}")
             else:
                 extras.append(str(value))
-        return combo.label + (f" [{', '.join(extras)}]" if extras else "")
+        named = replace(combo, streams=1) if "streams" in varying else combo
+        return named.label + (f" [{', '.join(extras)}]" if extras else "")
 
     return label
 
