@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -75,8 +75,13 @@ class Combination:
 
     @property
     def label(self) -> str:
+        return self.label_beside(())
+
+    def label_beside(self, named_apart: Iterable[str]) -> str:
+        """The label, without the axes in `named_apart` that it would name: a line or chart that names a swept
+        -P N in the row's setup says it once ("aes128-gcm (-P 2)", not "aes128-gcm -P 2 (-P 2)")."""
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
-        streams = f" -P {self.streams}" if self.streams != 1 else ""
+        streams = f" -P {self.streams}" if self.streams != 1 and "streams" not in named_apart else ""
         builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds else ""  # a build sweep
         return f"{self.cipher}{mac}{streams}{builds}"
 
@@ -142,9 +147,8 @@ def swept_setup(combinations: Iterable[Combination]) -> list[str]:
 def shown_name(combo: Combination, setup: list[str]) -> str:
     """A combination as the short lines (the conclusion's, those under the table) name it: its label without
     `@openssh.com`, and its setup where the run swept one (`swept_setup`): a run over two tools has two rows
-    called "aes128-gcm". A swept -P N is named once, in the setup ("aes128-gcm (-P 2)", not "aes128-gcm -P 2 (-P 2)")."""
-    named = replace(combo, streams=1) if "streams" in setup else combo
-    return short_name(named.label) + (f" ({combo.setup_label(setup)})" if setup else "")
+    called "aes128-gcm"."""
+    return short_name(combo.label_beside(setup)) + (f" ({combo.setup_label(setup)})" if setup else "")
 
 
 AXES: tuple[Axis, ...] = (

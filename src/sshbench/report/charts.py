@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,8 +86,7 @@ def _labeller(combos: list[Combination]):
                 extras.append(f"-P {value}")
             else:
                 extras.append(str(value))
-        named = replace(combo, streams=1) if "streams" in varying else combo
-        return named.label + (f" [{', '.join(extras)}]" if extras else "")
+        return combo.label_beside(varying) + (f" [{', '.join(extras)}]" if extras else "")
 
     return label
 
