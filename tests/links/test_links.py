@@ -210,6 +210,7 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     assert 16 <= wan["rtt_measured_ms"] <= 24, wan
     assert wan["method"] in (shaping.METHOD_NETEM, shaping.METHOD_RELAY)
     assert "Links (emulated" in done.stdout
+    assert ("how: tbf: tc tbf shapes the rate; relay: " in done.stdout) != ("how: netem: " in done.stdout), done.stdout
     assert not [n for n in namespaces.own_namespaces() if not _owner_alive(n)] and not host_has_our_veths()
 
     out = tmp_path / "loopback.json"

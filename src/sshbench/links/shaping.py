@@ -13,6 +13,21 @@ METHOD_TBF = "tc tbf (rate)"
 METHOD_NETEM = "tc netem (rate, delay, jitter, loss)"
 METHOD_RELAY = "tc tbf (rate) + userspace delay relay (delay, jitter)"
 METHOD_RELAY_ONLY = "userspace delay relay (delay, jitter), unshaped veth"
+# The Links table's "how" column names the method in a word or two, with a legend of the parts shown under it:
+# the methods in full made that column six lines tall per row in a 100-column terminal.
+METHOD_SHORT = {
+    METHOD_LOOPBACK: "veth",
+    METHOD_TBF: "tbf",
+    METHOD_NETEM: "netem",
+    METHOD_RELAY: "tbf + relay",
+    METHOD_RELAY_ONLY: "relay",
+}
+METHOD_PARTS = {
+    "veth": "an unshaped veth pair",
+    "tbf": "tc tbf shapes the rate",
+    "netem": "tc netem sets the rate, delay, jitter and loss",
+    "relay": "sshbench's userspace relay holds the data for the delay (no sch_netem in this kernel)",
+}
 
 
 @dataclass

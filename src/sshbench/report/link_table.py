@@ -15,6 +15,7 @@ from rich.table import Table
 
 from sshbench import summary
 from sshbench.links import profile_named
+from sshbench.links.shaping import METHOD_PARTS, METHOD_SHORT
 from sshbench.results import NO_COMPRESSION
 
 MIB = 1024 * 1024
@@ -38,7 +39,7 @@ def _profile_text(d: dict) -> str:
     rate = d.get("rate_bit_s")
     parts = [f"{rate / 1e6:g} Mbit/s" if rate else "unshaped"]
     if d.get("delay_ms"):
-        parts.append(f"{d['delay_ms']:g} ms one-way")
+        parts.append(f"{d['delay_ms']:g} ms")  # one-way: the column's header says so
     if d.get("jitter_ms"):
         parts.append(f"+-{d['jitter_ms']:g} ms")
     if d.get("loss_pct"):
@@ -57,13 +58,13 @@ def links_table(result: Any) -> Table | None:
     )
     for name, justify in (
         ("link", "left"),
-        ("profile", "left"),
+        ("profile\n(one-way delay)", "left"),
         ("how", "left"),
         ("RTT ms", "right"),
-        ("raw TCP Mbit/s", "right"),
-        ("of rate", "right"),
-        ("window/RTT MiB/s", "right"),
-        ("shaper drops", "right"),
+        ("raw TCP\nMbit/s", "right"),
+        ("of\nrate", "right"),
+        ("window/RTT\nMiB/s", "right"),
+        ("shaper\ndrops", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for name, d in links.items():
@@ -79,7 +80,7 @@ def links_table(result: Any) -> Table | None:
         table.add_row(
             name,
             _profile_text(d),
-            d.get("method", "-"),
+            METHOD_SHORT.get(d.get("method", ""), d.get("method", "-")),
             "-" if rtt is None else f"{rtt:.2f}",
             "-" if achieved is None else f"{achieved:.1f}",
             share,
@@ -87,6 +88,14 @@ def links_table(result: Any) -> Table | None:
             str(counters.get("drops", "-")) if rate else "-",
         )
     return table
+
+
+def method_legend(result: Any) -> str | None:
+    """'how: tbf: tc tbf shapes the rate; relay: ...': the parts of the methods the Links table shows."""
+    links: dict = (result.baselines or {}).get("links") or {}
+    shown = [METHOD_SHORT.get(d.get("method", ""), "") for d in links.values()]
+    parts = [part for part in METHOD_PARTS if any(part in (w.strip() for w in name.split("+")) for name in shown)]
+    return "how: " + "; ".join(f"{part}: {METHOD_PARTS[part]}" for part in parts) if parts else None
 
 
 @dataclass
