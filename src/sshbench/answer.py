@@ -18,6 +18,7 @@ from sshbench import statistics as stats
 from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
+from sshbench.baselines.bottleneck import LIMITS
 from sshbench.errors import SshbenchError
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, shown_name, swept_setup
 from sshbench.security import policy as policies
@@ -29,19 +30,6 @@ SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many t
 MOST_NAMED = 3  # a fastest group larger than this is counted in the headline, not named
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
 CHECKED_LINES_KEY = "conclusion_config_checked_lines"  # environment: the lines that check connected with
-
-# "limited by: <what>" for each bottleneck verdict (baselines/bottleneck.py holds the order and thresholds).
-LIMITS = {
-    "network": "the network path (ssh is about as fast as plain TCP here)",
-    "disk": "the disk",
-    "window": "the SSH channel window over this round-trip time",
-    "crypto": "the cipher itself",
-    "shared-cpu": "CPU - ssh and sshd share this machine's cores",
-    "client-cpu": "CPU - the ssh client's core",
-    "server-cpu": "CPU - the sshd session's core",
-    "both-cpu": "CPU - the ssh client's core and the sshd session's, each full",
-    "ssh-overhead": "ssh itself (no resource measured here was full)",
-}
 
 
 @dataclass
@@ -270,8 +258,12 @@ def _compute(result: RunResult) -> Answer | None:
     )
     _default(answer, result, rows, fastest[0])
     slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
-    if (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK and (
-        answer.default is None or slowest.combination.cipher != answer.default.cipher
+    # Over several links the slowest row is a WAN row, as far behind as its link is ("aes128-gcm (wan100m), 85.4x
+    # as long"): the per-link block (link_answer.py) names each link's slowest against that link's fastest.
+    if (
+        "link" not in setup
+        and (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK
+        and (answer.default is None or slowest.combination.cipher != answer.default.cipher)
     ):
         answer.slowest = Pick.of(slowest, setup)
     verdict = baseline_analysis.compare(result).get(fastest[0].combination)

@@ -94,6 +94,19 @@ EXPLANATIONS = {
     "copies, scheduling).",
 }
 
+# "limited by: <what>" for each bottleneck verdict (the order and thresholds are above).
+LIMITS = {
+    "network": "the network path (ssh is about as fast as plain TCP here)",
+    "disk": "the disk",
+    "window": "the SSH channel window over this round-trip time",
+    "crypto": "the cipher itself",
+    "shared-cpu": "CPU - ssh and sshd share this machine's cores",
+    "client-cpu": "CPU - the ssh client's core",
+    "server-cpu": "CPU - the sshd session's core",
+    "both-cpu": "CPU - the ssh client's core and the sshd session's, each full",
+    "ssh-overhead": "ssh itself (no resource measured here was full)",
+}
+
 
 @dataclass(frozen=True)
 class Measurements:

@@ -1,0 +1,107 @@
+"""A run over several links (sshbench/link_answer.py) on constructed runs: each link is answered against its own
+fastest row, a link that sets every row's rate says the algorithms do not matter there, and the run's one
+ranking across links no longer names a WAN row as "slowest"."""
+
+from __future__ import annotations
+
+import json
+
+from sshbench import answer, link_answer
+from sshbench.baselines import raw_tcp
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial, TrialKind
+from sshbench.settings import RunSettings
+from sshbench.store.document import to_document
+from sshbench.units import MIB
+
+GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"
+KEX = "curve25519-sha256"
+LOOPBACK = {GCM: [1000, 960, 1040, 990, 1010], CHACHA: [500, 470, 520, 495, 505], CTR: [480, 455, 500, 470, 490]}
+WAN = {GCM: [11.5, 11.4, 11.6, 11.5, 11.5], CHACHA: [11.4, 11.3, 11.5, 11.4, 11.4], CTR: [11.5, 11.4, 11.5, 11.6, 11.5]}
+
+
+def _transfers(link: str, rates: dict[str, list[float]]) -> list[Trial]:
+    trials = []
+    for cipher, per_round in rates.items():
+        mac = "umac-64-etm@openssh.com" if cipher == CTR else IMPLICIT_MAC
+        combo = Combination(cipher=cipher, mac=mac, kex=KEX, link=link)
+        trials += [
+            Trial(combo, TrialKind.TRANSFER, rep, False, payload_bytes=64 * MIB, started_at=float(rep), valid=True)
+            for rep in range(len(per_round))
+        ]
+        for t, rate in zip(trials[-len(per_round) :], per_round, strict=True):
+            t.data_s = 64 / rate
+    return trials
+
+
+def _raw_tcp(link: str, mib_s: float) -> list[Trial]:
+    combo = Combination(**{**raw_tcp.RAW_TCP.__dict__, "link": link})
+    return [
+        Trial(
+            combo,
+            TrialKind.RAW_TCP,
+            rep,
+            False,
+            payload_bytes=64 * MIB,
+            started_at=float(rep),
+            valid=True,
+            data_s=64 / mib_s,
+        )
+        for rep in range(3)
+    ]
+
+
+def _run(wan: dict[str, list[float]], raw_wan_mib_s: float | None = 11.8, links: str = "loopback,wan100m") -> RunResult:
+    trials = _transfers("loopback", LOOPBACK) + _raw_tcp("loopback", 2400)
+    if "wan100m" in links:
+        trials += _transfers("wan100m", wan)
+    if raw_wan_mib_s is not None:
+        trials += _raw_tcp("wan100m", raw_wan_mib_s)
+    return RunResult(
+        settings=RunSettings(runs=5, link=links),
+        environment={"cores": 2, "client_strict_kex": True, "server_strict_kex": True},
+        trials=trials,
+        status="complete",
+        started_at=0.0,
+        finished_at=60.0,
+    )
+
+
+def test_each_link_against_its_own_fastest_and_a_link_bound_link_says_the_algorithms_do_not_matter():
+    result = _run(WAN)
+    found = link_answer.compute(result)
+    assert found is not None
+    loopback, wan = found.links
+    assert (loopback.link, wan.link) == ("loopback", "wan100m")  # the order given on the command line
+    assert loopback.fastest == "aes128-gcm" and loopback.behind == 2 and loopback.cipher_matters is True
+    assert loopback.slowest == "aes128-ctr + umac-64-etm" and loopback.slowest_ratio is not None
+    assert 2.0 < loopback.slowest_ratio < 2.2
+    assert wan.link_bound_rows == 3 and wan.behind == 0 and wan.cipher_matters is False
+    lines = found.lines()
+    assert lines[0].startswith("per link (each row against the fastest on its own link")
+    assert lines[1].startswith("  loopback: aes128-gcm ") and lines[1].endswith("MiB/s, ahead of the other 2")
+    assert lines[2].startswith("    slowest: aes128-ctr + umac-64-etm, 2.09x (")
+    assert lines[3] == (
+        "  wan100m: every row 11.4-11.5 MiB/s, limited by the link's rate: the algorithms do not matter here"
+    )
+    assert all(len(line) <= 100 for line in lines), lines
+    # the run's own answer: no "slowest" row from the WAN, 85x behind the loopback's fastest
+    conclusion = answer.compute(result)
+    assert conclusion is not None and conclusion.slowest is None
+    doc = json.loads(json.dumps(to_document(result)))
+    assert [entry["cipher_matters"] for entry in doc["links_answer"]["links"]] == [True, False]
+    assert doc["links_answer"]["lines"] == lines
+
+
+def test_without_a_raw_tcp_figure_the_wan_rows_are_not_said_not_to_matter():
+    """No control on the link (--no-baselines): nothing says the link set their rates, so the line counts ties."""
+    found = link_answer.compute(_run(WAN, raw_wan_mib_s=None))
+    assert found is not None
+    wan = found.links[1]
+    assert wan.cipher_matters is None and wan.behind == 0 and wan.tied + wan.undecided == 2
+    assert "do not matter" not in wan.text() and wan.text().startswith("wan100m: ")
+
+
+def test_a_run_on_one_link_has_no_block():
+    result = _run({}, raw_wan_mib_s=None, links="loopback")
+    assert link_answer.compute(result) is None
+    assert to_document(result)["links_answer"] is None
