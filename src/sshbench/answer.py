@@ -20,7 +20,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.baselines.bottleneck import LIMITS
 from sshbench.errors import SshbenchError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult, shown_name, swept_setup
+from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name, shown_apart, swept_setup
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 from sshbench.units import format_factor, format_rate
@@ -47,6 +47,7 @@ class Pick:
     # The row's tool, direction, ... where the run swept them ("scp/up"; Combination.setup_label), else "": without
     # it a run over two tools named its slowest row "aes128-gcm", like its fastest.
     setup: str = ""
+    kex_shown: bool = False  # named with its kex: another pick in the same line reads the same without it
 
     @classmethod
     def of(cls, s: Summary, setup_fields: list[str] | None = None) -> Pick:
@@ -66,10 +67,21 @@ class Pick:
     @property
     def name(self) -> str:
         algorithms = self.cipher if self.mac == IMPLICIT_MAC else f"{self.cipher} + {self.mac}"
-        return f"{algorithms} ({self.setup})" if self.setup else algorithms
+        named = [self.setup] if self.setup else []
+        if self.kex_shown:
+            named.append(f"kex {short_name(self.kex)}")
+        return f"{algorithms} ({', '.join(named)})" if named else algorithms
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "kex_shown"}
+
+
+def _kex_apart(picks: list[Pick]) -> list[Pick]:
+    """Name the kex of picks that would read the same (results.shown_apart, for the headline's group)."""
+    names = [p.name for p in picks]
+    for p, name in zip(picks, names, strict=True):
+        p.kex_shown = names.count(name) > 1
+    return picks
 
 
 @dataclass
@@ -124,7 +136,8 @@ class Answer:
         rates = [p.median_mib_s for p in group if p.median_mib_s]
         rate = ""
         if len(rates) > 1:
-            rate = f", {format_rate(min(rates))}-{format_rate(max(rates))} MiB/s"
+            low, high = format_rate(min(rates)), format_rate(max(rates))
+            rate = f", {low} MiB/s" if low == high else f", {low}-{high} MiB/s"
         elif rates and (top := group[0]).median_mib_s:
             rate = f", {format_rate(rates[0])} MiB/s"
             if top.ci95_mib_s:
@@ -252,10 +265,11 @@ def _compute(result: RunResult) -> Answer | None:
         fastest=[Pick.of(s, setup) for s in fastest],
         tie_margin=summary.tie_margin(result),
         equivalent=[Pick.of(s, setup) for s in top if s not in fastest],
-        top_group=[Pick.of(s, setup) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))],
+        top_group=_kex_apart([Pick.of(s, setup) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))]),
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
     )
+    _kex_apart([*answer.fastest, *answer.equivalent])
     _default(answer, result, rows, fastest[0])
     slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
     # Over several links the slowest row is a WAN row, as far behind as its link is ("aes128-gcm (wan100m), 85.4x
@@ -329,8 +343,14 @@ def _default(answer: Answer, result: RunResult, rows: list[Summary], top: Summar
     same_setup = [s for s in own if s.combination.shape[1:-2] == top.combination.shape[1:-2]]  # but kex, builds
     if not matches:
         mac = "" if wanted[1] == IMPLICIT_MAC else f" + {wanted[1]}"
+        settings = result.settings
+        left_out_by = (
+            "--no-baselines" if not settings.baselines else None if settings.default_reference else "--no-reference"
+        )
         answer.default_note = (
-            f"your ssh's default ({wanted[0]}{mac}) was not measured in this run (--no-baselines leaves it out)"
+            f"your ssh's default ({wanted[0]}{mac}) was not measured in this run ({left_out_by} leaves it out)"
+            if left_out_by
+            else f"your ssh's default ({wanted[0]}{mac}): no valid trial in this run"
         )
         return
     answer.default = Pick.of((same_setup or own)[0], swept_setup(s.combination for s in rows))
@@ -373,7 +393,7 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
             continue
         why = stats.why_undecided(p.estimate, margin)
         whys.append(why)
-        named.append(" vs ".join(shown_name(c, setup) for c in (p.faster, p.slower)))
+        named.append(" vs ".join(shown_apart([p.faster, p.slower], setup)))
         answer.undecided.append(
             {
                 "faster": p.faster.label,

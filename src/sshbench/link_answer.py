@@ -65,9 +65,9 @@ class LinkLine:
         if others == 0:
             return head + self._limit()
         if self.cipher_matters is False:  # the short sentence: what the user needs from this link
-            low, high = min(self.rates_mib_s), max(self.rates_mib_s)
+            low, high = (format_rate(rate) for rate in (min(self.rates_mib_s), max(self.rates_mib_s)))
             return (
-                f"{self.link}: every row {format_rate(low)}-{format_rate(high)} MiB/s, limited by "
+                f"{self.link}: every row {low if low == high else f'{low}-{high}'} MiB/s, limited by "
                 f"{LINK_BOUND.get(self.bound_by or '', 'the link')}: the algorithms do not matter here"
             )
         parts = []

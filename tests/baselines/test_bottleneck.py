@@ -27,6 +27,16 @@ def test_network_when_within_ten_percent_of_raw_tcp() -> None:
     assert word(mib_s=89, raw_tcp_mib_s=100, crypto_ceiling_mib_s=100) == "crypto"
 
 
+def test_compressed_the_wire_not_the_payload_is_held_against_raw_tcp() -> None:
+    """zlib on text at 100 Mbit/s: 36 MiB/s of payload is 316% of raw TCP's 11.5, which read as "network" while the
+    client's core compressing it was full and the wire carried 6 MiB/s. The wire's rate decides."""
+    compressing = {"mib_s": 36.2, "raw_tcp_mib_s": 11.5, "client_cpu_cores": 0.99, "server_cpu_cores": 0.3}
+    assert word(**compressing, wire_mib_s=6.0) == "client-cpu"
+    found = verdict(Measurements(**compressing, wire_mib_s=11.2))  # the wire full: the link is the limit
+    assert found is not None and found.bound_by == "network"
+    assert found.evidence.startswith("11.2 MiB/s on the wire (36 of payload) is 97% of raw TCP"), found.evidence
+
+
 def test_crypto_when_within_twenty_percent_of_the_ceiling() -> None:
     found = verdict(Measurements(mib_s=20, raw_tcp_mib_s=3000, crypto_ceiling_mib_s=22, client_cpu_cores=1.0))
     assert found is not None and found.bound_by == "crypto"

@@ -86,9 +86,17 @@ def test_default_fastest_says_configuring_buys_nothing_and_missing_default_says_
     fast_default = answer.compute(_run({CHACHA: [700, 710, 690], GCM128: [300, 310, 305]}))
     assert fast_default is not None and fast_default.default_is_fastest
     assert "is the fastest: configuring buys nothing measurable here" in fast_default.lines()[1]
-    unmeasured = answer.compute(_run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]}))
+    no_reference = _run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]})
+    no_reference.settings.default_reference = False
+    unmeasured = answer.compute(no_reference)
     assert unmeasured is not None and unmeasured.default is None
-    assert "was not measured in this run" in unmeasured.lines()[1]
+    assert "was not measured in this run (--no-reference leaves it out)" in unmeasured.lines()[1]
+    no_baselines = _run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]})
+    no_baselines.settings.baselines = False  # the option the user passed is the one named
+    found = answer.compute(no_baselines)
+    assert found is not None and "(--no-baselines leaves it out)" in found.lines()[1]
+    failed = answer.compute(_run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]}))  # measured, none valid
+    assert failed is not None and failed.lines()[1].endswith("): no valid trial in this run")
     older = answer.compute(_run({GCM128: [700, 710, 690]}, default=False))
     assert older is not None and "not recorded" in (older.default_note or "")
 
@@ -214,3 +222,23 @@ def test_a_check_of_other_lines_than_the_ones_shown_says_so() -> None:
     other = answer.compute(result)
     assert other is not None and other.config_checked is not None
     assert other.config_checked.startswith(checked) and "not these: Ciphers ^aes128-ctr" in other.config_checked
+
+
+def test_rows_that_differ_only_in_kex_are_named_with_it() -> None:
+    """`--kex curve25519-sha256` also measures your ssh's default kex: two chacha20-poly1305 rows, which the
+    headline and the undecided line named alike ("chacha20-poly1305 or chacha20-poly1305")."""
+    result = _run({CHACHA: [500, 470, 520, 495, 505], GCM128: [300, 290, 310, 305, 295]})
+    other_kex = Combination(cipher=CHACHA, mac=IMPLICIT_MAC, kex="curve25519-sha256")
+    result.trials += [
+        Trial(
+            other_kex, "transfer", rep, False, payload_bytes=64 * MIB, started_at=float(rep), valid=True, data_s=64 / r
+        )
+        for rep, r in enumerate([480, 500, 490, 510, 470])
+    ]
+    found = answer.compute(result)
+    assert found is not None
+    headline = found.lines()[0]
+    assert "chacha20-poly1305@openssh.com (kex curve25519-sha256)" in headline, headline
+    assert f"chacha20-poly1305@openssh.com (kex {KEX.removesuffix('@openssh.com')})" in headline, headline
+    assert found.advice is not None and "chacha20-poly1305 (kex " in found.advice, found.advice
+    assert "kex_shown" not in found.to_json()["fastest"][0]  # the JSON's picks keep their keys

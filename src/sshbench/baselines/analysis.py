@@ -13,7 +13,7 @@ from typing import Any
 from sshbench import summary
 from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
 from sshbench.placement import Placement
-from sshbench.results import Combination, Trial, TrialKind
+from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
 from sshbench.summary import Summary, summarise_transfers
 
 
@@ -206,6 +206,8 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
         combo_link = links.get(combo.link) or link
         measurements = bottleneck.Measurements(
             mib_s=rate,
+            # compressed: what crosses the link is the wire's bytes, not the payload's (zlib on text: ~1/3)
+            wire_mib_s=rate * s.wire_ratio if rate and s.wire_ratio and combo.compression != NO_COMPRESSION else None,
             client_cpu_cores=client_cores,
             server_cpu_cores=server_cores,
             raw_tcp_mib_s=combo_raw,

@@ -12,7 +12,7 @@ from sshbench.clock import clock_agreement
 from sshbench.report import cells, model, ranked
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
-from sshbench.results import AXES, RunResult, TrialKind, shown_name, swept_setup
+from sshbench.results import AXES, RunResult, TrialKind, shown_apart, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
 
@@ -149,7 +149,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
         for pair, why in zip(pairs, whys, strict=True):
             e = pair.estimate
             out.append(
-                f"{shown_name(pair.faster, setup)} vs {shown_name(pair.slower, setup)}: undecided "
+                f"{' vs '.join(shown_apart([pair.faster, pair.slower], setup))}: undecided "
                 f"(ratio {cells.factor(e.ratio)}, {cells.factor(e.low)}-{cells.factor(e.high)}); {why.sentence(margin, e.n_pairs)}"
             )
     elif pairs:
@@ -171,10 +171,8 @@ def median_order_line(rows: list[summary.Summary], setup: list[str] | None = Non
         return None
     s, prev = above[0]
     more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
-    return (
-        f"order: by the paired ratio, so {shown_name(s.combination, setup or [])}'s higher median sits below "
-        f"{shown_name(prev.combination, setup or [])}'s{more}"
-    )
+    lower, upper = shown_apart([s.combination, prev.combination], setup or [])
+    return f"order: by the paired ratio, so {lower}'s higher median sits below {upper}'s{more}"
 
 
 def undecided_summary(whys: list, margin: float) -> str:
