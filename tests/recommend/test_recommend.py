@@ -308,3 +308,44 @@ def test_a_cipher_is_placed_by_its_rows_with_a_mac_the_lines_allow():
     assert (
         ctr_choice.median_mib_s == pytest.approx(500.0) and ctr_choice.measured_with == "hmac-sha2-256-etm@openssh.com"
     )
+
+
+def test_the_lines_come_from_the_first_client_server_pair_alone():
+    """`--server openssh,dropbear`: Dropbear's rows negotiate curve25519 (no sntrup in Dropbear 2022) and their
+    set-up, quicker than OpenSSH's sntrup, put "KexAlgorithms ^curve25519-sha256" on OpenSSH's lines, which a run
+    against OpenSSH alone does not write. The lines are the first pair's, as the answer is."""
+    from sshbench.results import Combination, Trial
+    from sshbench.settings import RunSettings
+    from sshbench.units import MIB
+
+    sntrup, curve = "sntrup761x25519-sha512@openssh.com", "curve25519-sha256"
+    gcm, chacha = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"
+    trials = []
+    for cipher, kex, server, rate, setup_s in (
+        (gcm, sntrup, "openssh", 900.0, 0.22),
+        (chacha, sntrup, "openssh", 500.0, 0.22),
+        (chacha, curve, "dropbear", 90.0, 0.15),
+    ):
+        combo = Combination(cipher=cipher, mac="implicit", kex=kex, server=server)
+        for rep in range(2):
+            trials.append(Trial(combo, "transfer", rep, False, payload_bytes=2 * MIB, started_at=0.0, valid=True))
+            trials[-1].data_s = 2 / rate
+            trials.append(Trial(combo, "handshake", rep, False, payload_bytes=0, started_at=0.0, valid=True))
+            trials[-1].wall_s = setup_s
+    result = RunResult(
+        settings=RunSettings(server="openssh,dropbear"),
+        environment={
+            "client_strict_kex": True,
+            "server_strict_kex": True,
+            "client_default_algorithms": {  # OpenSSH 9.2's, as a run records them
+                "negotiated": {"cipher": chacha, "mac": "implicit", "kex": sntrup},
+                "lists": {"cipher": [chacha, gcm], "mac": ["umac-64-etm@openssh.com"], "kex": [sntrup, curve]},
+            },
+        },
+        trials=trials,
+        status="complete",
+    )
+    rec = recommend.build(result, "compatible")
+    assert [k.name for k in rec.kex] == [sntrup]  # not curve25519, measured against Dropbear only
+    assert {c.name for c in rec.ciphers} == {gcm, chacha}
+    assert not any(line.text.startswith("KexAlgorithms") for line in rec.option_lines())

@@ -220,6 +220,12 @@ def build(
         raise RunError(
             f"{run_label} measured only tools that chose their own algorithms (unpinned); nothing to recommend from"
         )
+    # The lines are for one client/server pair, the first (summaries put OpenSSH's own first), as the answer is:
+    # `--server openssh,dropbear` put "KexAlgorithms ^curve25519-sha256" on OpenSSH's lines from Dropbear's
+    # set-up (its rows negotiate curve25519: Dropbear 2022 has no sntrup), where a run against OpenSSH alone
+    # writes no kex line; and a cipher's figure could be another server's.
+    pair = summary.implementation_pair(valid[0].combination)
+    valid = [s for s in valid if summary.implementation_pair(s.combination) == pair]
     try:
         rec = _build(result, valid, policy, target, host_pattern, run_label)
     except NothingAllowed as err:
@@ -348,7 +354,12 @@ def _build(
             )
         rec.macs = []
 
-    handshake_ms = {h.kex: h.median_ms for h in summary.handshakes(result) if h.median_ms is not None}
+    pair = summary.implementation_pair(valid[0].combination)  # build() kept one pair's rows
+    handshake_ms = {
+        h.kex: h.median_ms
+        for h in summary.handshakes(result)
+        if h.median_ms is not None and (h.client, h.server) == pair
+    }
     kex_names = strip_kex_pseudo(list(dict.fromkeys(s.combination.kex for s in valid)))
     for name in sorted(kex_names, key=lambda k: (handshake_ms.get(k) is None, handshake_ms.get(k) or 0.0)):
         verdict = algorithm_verdict("kex", name)
