@@ -103,3 +103,16 @@ def test_a_link_rate_is_the_ceiling():
 def test_one_stream_count_makes_no_sweep():
     trials = _trials(GCM, 400.0)
     assert sweeps(summarise_transfers(trials), {}, CRYPTO, cores=2, shares_machine=True) == []
+
+
+def test_the_figures_name_each_ceiling_and_say_when_a_rate_went_above_its_estimate():
+    """A 2-core VM: -P 1 at 953 MiB/s with 2.1 s of CPU per GiB makes the cores' whole-cost ceiling ~975 MiB/s,
+    and -P 2 moved 1164 (its CPU per byte was lower): that read "(118% of 986)", a rate above its ceiling. One
+    stream at its own rate gets no figure ("100% of 953")."""
+    sweep = _sweep({1: 953.0, 2: 1164.0}, raw={1: 3850.0, 2: 5400.0}, cpu={1: 2.1, 2: 1.9})
+    text = sweep.conclusion()
+    assert text is not None
+    assert "-P 1 953 MiB/s, -P 2 1164 MiB/s (above the cores' estimated " in text, text
+    assert "%" not in text.split("; ")[0].split(":", 1)[1], text
+    below = _sweep({1: 400.0, 2: 560.0, 4: 580.0}, raw={1: 3000.0, 2: 4000.0, 4: 4000.0}, cpu={2: 2.8, 4: 3.2})
+    assert "-P 2 560 MiB/s (70% of 2 x one stream's 800)" in (below.conclusion() or ""), below.conclusion()
