@@ -68,15 +68,38 @@ def _rows(document: dict) -> list[list[str]]:
 
 
 def render_table(document: dict) -> Table:
-    table = Table(title=_title(document))
-    for name, numeric in COLUMNS:
-        table.add_column(name, justify="right" if numeric else "left")
-    for cells in _rows(document):
-        first = Text(cells[0].removesuffix(" (failed)"))
+    """The terminal's table: names without @openssh.com and never cut (at 100 columns "aes128-c…" was aes128-cbc
+    or aes128-ctr), the connect span in whole ms, and the link column only where the run had several links (the
+    title names a single one)."""
+    rows = _rows(document)
+    links = {cells[1] for cells in rows}
+    shown = [i for i, (name, _) in enumerate(COLUMNS) if not (name == "link" and len(links) <= 1)]
+    title = _title(document) + (f" over {next(iter(links))}" if len(links) == 1 else "")
+    table = Table(title=title)
+    for i in shown:
+        name, numeric = COLUMNS[i]
+        table.add_column(name, justify="right" if numeric else "left", no_wrap=name in ("cipher", "link"))
+    span = COLUMNS.index(("connect min-max ms", True))
+    echoed_at = COLUMNS.index(("echoed", True))
+    for cells in rows:
+        cells = [*cells]
+        cells[span] = _whole_ms_span(cells[span])
+        echoed, _, sent = cells[echoed_at].partition("/")
+        cells[echoed_at] = echoed if echoed == sent else cells[echoed_at]  # "1000", or "998/1000" where some were lost
+        first = Text(cells[0].removesuffix(" (failed)").replace("@openssh.com", ""))
         if cells[0].endswith(" (failed)"):
             first.append(" (failed)", style="red")
-        table.add_row(first, *cells[1:])
+        table.add_row(first, *(cells[i] for i in shown[1:]))
     return table
+
+
+def _whole_ms_span(span: str) -> str:
+    """'208.6-240.1' -> '209-240' (the median keeps its tenth)."""
+    low, sep, high = span.partition("-")
+    try:
+        return f"{float(low.replace(',', '')):.0f}-{float(high.replace(',', '')):.0f}" if sep else span
+    except ValueError:
+        return span
 
 
 def _status_line(document: dict) -> str | None:
