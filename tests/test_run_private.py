@@ -153,11 +153,19 @@ def test_runner_api_and_invalid_trials_never_counted(tmp_path):
     assert only.valid_trials == 1 and only.invalid_trials == 1
 
 
-def test_algorithms_command_lists_both_ends():
+def test_algorithms_command_lists_both_ends(monkeypatch):
+    """In a 100-column terminal's width: every name whole (it read "aes128-gcm@open…"), one line per algorithm,
+    each verdict's reason once below the table."""
+    monkeypatch.setenv("COLUMNS", "100")
     done = run_cli("algorithms")
     assert done.returncode == 0, done.stderr
     assert "chacha20-poly1305@openssh.com" in done.stdout and "AEAD" in done.stdout
     assert "strict kex" in done.stdout
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│ ")]
+    assert all(line.split("│")[1].strip() in ("cipher", "mac", "kex") for line in rows), rows  # no wrapped rows
+    assert "│ aes128-gcm@openssh.com " in done.stdout and "…" not in done.stdout
+    assert "broken [1]" in done.stdout and "  [1] using broken & deprecated 3DES cipher" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()[:-8]) <= 100  # the table and its notes
 
 
 def test_sessions_of_our_sshd_skip_the_users_bashrc_and_find_our_path(tmp_path):

@@ -78,26 +78,41 @@ def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
         title=f"Algorithms: client {client_label()} / server {target.server_version} at {target.label}",
         title_justify="left",
     )
-    for col in ("kind", "algorithm", "client", "server", "note", "verdict", "reason"):
-        table.add_column(col)
+    # Fits 100 columns: names whole (they are searched for and pasted), who offers each in one column, and each
+    # verdict's reason once below the table by number: in full beside every row the reasons wrapped each row to
+    # five lines and cut "aes128-gcm@openssh.com" to "aes128-gcm@open…".
+    for col, no_wrap in (("kind", True), ("algorithm", True), ("offered by", True), ("note", False)):
+        table.add_column(col, no_wrap=no_wrap)
+    table.add_column("verdict", no_wrap=True)
     negotiated_strict = terrapin.StrictKex(client.strict_kex, server.strict_kex).negotiated
+    reasons: list[str] = []
     for kind in ("cipher", "mac", "kex"):
         names = list(dict.fromkeys(client.supported(kind) + server.supported(kind)))
         for name in names:
             notes = []
             if kind == "cipher" and name in client.aead_ciphers:
-                notes.append("AEAD (no separate MAC)")
+                notes.append("AEAD")
             if name in client.defaults(kind):
-                notes.append("client default")
+                notes.append("default")
+            verdict, reason = algorithms_verdict_cells(kind, name, negotiated_strict)
+            if reason not in reasons:
+                reasons.append(reason)
+            by_client, by_server = name in client.supported(kind), name in server.supported(kind)
             table.add_row(
                 kind,
                 name,
-                "yes" if name in client.supported(kind) else "-",
-                "yes" if name in server.supported(kind) else "-",
+                "both" if by_client and by_server else "client" if by_client else "server",
                 ", ".join(notes),
-                *algorithms_verdict_cells(kind, name, negotiated_strict),
+                verdict.append(f" [{reasons.index(reason) + 1}]", style="default"),
             )
     out.print(table)
+    out.print(
+        "AEAD: integrity in the cipher, no separate MAC; default: in the client's default list; the verdicts' "
+        "reasons (ssh-audit's, docs/security.md):",
+        highlight=False,
+    )
+    for number, reason in enumerate(reasons, 1):
+        out.print(f"  [{number}] {reason}", markup=False, highlight=False)
     out.print(f"strict kex (Terrapin countermeasure) offered by the server: {server.strict_kex}")
     algorithms_footer(client, server, args.db, out)
     if getattr(args, "all", False) or getattr(args, "speed", False):
