@@ -283,12 +283,17 @@ def test_corrupted_import_is_refused_and_the_store_is_unchanged(stored, tmp_path
         assert [(r.id, r.measured_trials, r.status) for r in store.list_runs()] == before
 
 
-def test_runs_lists_one_line_per_run(stored):
+def test_runs_lists_one_line_per_run(stored, monkeypatch):
     done = run_cli("runs", "--db", stored["db"])
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["id", "date", "host"]
     assert len(lines) == 2 and "complete" in lines[1] and "2 ciphers" in lines[1]
+    # What was swept comes last (only its end folds in a narrow terminal); at 100 columns the other cells shrink.
+    monkeypatch.setenv("COLUMNS", "100")
+    narrow = run_cli("runs", "--db", stored["db"]).stdout.strip().splitlines()
+    assert narrow[0].split()[-1] == "swept" and narrow[1].split("  ")[-1].startswith("2 ciphers"), narrow
+    assert len(narrow[1]) <= max(100, len(lines[1])) and " Debian" not in narrow[1], narrow
 
 
 def test_report_of_empty_store_is_one_line(tmp_path):

@@ -77,7 +77,8 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
         if not runs:
             err.print(f"sshbench: no runs in {store.path} yet", highlight=False, markup=False)
             return 0
-    header = ["id", "date", "host", "target", "swept", "trials", "client ssh", "status"]
+    # What was swept, the longest cell, comes last: where a line is wider than the terminal, only its end folds.
+    header = ["id", "date", "host", "target", "trials", "client ssh", "status", "swept"]
     rows = [
         [
             str(r.id),
@@ -85,21 +86,31 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
             # a fleet run's host by its inventory name (machines may share a hostname), and its fleet
             f"{r.label} (fleet {r.fleet_id})" if r.label else (r.hostname or "-"),
             r.target or "-",
-            r.swept,
             str(r.measured_trials),
             r.client_ssh_version or "-",
             r.status + (" (imported)" if r.imported else ""),
+            r.swept,
         ]
         for r in runs
     ]
-    # Plain aligned columns, never wrapped or cut: one line per run, easy to grep.
+    # Plain aligned columns, never wrapped or cut: one line per run, easy to grep. Where the lines would not fit the
+    # console (a 100-column terminal: 200-column lines, each folded in two), the long cells give up their detail
+    # first: the target's namespace and the client's distribution suffix.
+    if _line_width(header, rows) > out.width:
+        for row in rows:
+            row[3] = row[3].split(" in namespace ")[0]  # private sshd 10.254.0.2:37763 in namespace sshbench-...
+            row[5] = row[5].split(" ")[0]  # OpenSSH_9.2p1 Debian-2+deb12u10
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         line = "  ".join(
-            cell.rjust(w) if i in (0, 5) else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))
+            cell.rjust(w) if i in (0, 4) else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))
         )
         out.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def _line_width(header: list[str], rows: list[list[str]]) -> int:
+    return sum(max(len(row[i]) for row in [header, *rows]) for i in range(len(header))) + 2 * (len(header) - 1)
 
 
 def _report_latency(args: argparse.Namespace, document: dict, out: Console, err: Console) -> int:
