@@ -20,7 +20,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.baselines.bottleneck import LIMITS
 from sshbench.errors import SshbenchError
-from sshbench.results import IMPLICIT_MAC, Combination, RunResult, short_name, shown_apart, swept_setup
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name, shown_apart, swept_setup
 from sshbench.security import policy as policies
 from sshbench.summary import Summary
 from sshbench.units import format_factor, format_rate
@@ -273,9 +273,9 @@ def _compute(result: RunResult) -> Answer | None:
     _default(answer, result, rows, fastest[0])
     slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
     # Over several links the slowest row is a WAN row, as far behind as its link is ("aes128-gcm (wan100m), 85.4x
-    # as long"): the per-link block (link_answer.py) names each link's slowest against that link's fastest.
+    # as long"): the block per condition (condition_answer.py) names each one's slowest against its own fastest.
     if (
-        "link" not in setup
+        not any(a.name in setup for a in AXES if a.condition)
         and (slowest.relative_to_fastest or 0.0) >= SLOW_REMARK
         and (answer.default is None or slowest.combination.cipher != answer.default.cipher)
     ):

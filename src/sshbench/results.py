@@ -135,6 +135,10 @@ class Axis:
     # The value nearly every run has: the Markdown/HTML table shows the column only when another one appears
     # (None: whenever it varies).
     usual: str | int | None = None
+    # The user's situation, not a choice (the link, which way the data goes, what it is, where it lands): a run
+    # that sweeps one answers each of its values on its own (condition_answer.py), as nobody picks the WAN for
+    # its speed.
+    condition: bool = False
 
 
 def swept_setup(combinations: Iterable[Combination]) -> list[str]:
@@ -167,12 +171,12 @@ AXES: tuple[Axis, ...] = (
     Axis("kex", "kex", "kex", connection=True),
     Axis("compression", "compression", "compressions", connection=True, setup=True, usual=NO_COMPRESSION),
     Axis("tool", "tool", "tools", connection=True, setup=True, usual="pipe"),
-    Axis("direction", "direction", "directions", connection=True, setup=True, usual="up"),
-    Axis("sink", "sink", "sinks", connection=True, setup=True),
-    Axis("payload", "payload", "payloads", connection=False, setup=True),
+    Axis("direction", "direction", "directions", connection=True, setup=True, usual="up", condition=True),
+    Axis("sink", "sink", "sinks", connection=True, setup=True, condition=True),
+    Axis("payload", "payload", "payloads", connection=False, setup=True, condition=True),
     Axis("server", "server", "servers", connection=True, usual="openssh"),
     Axis("client", "client", "clients", connection=True, usual="openssh"),
-    Axis("link", "link", "links", connection=True, setup=True, usual="loopback"),  # --link A,B
+    Axis("link", "link", "links", connection=True, setup=True, usual="loopback", condition=True),  # --link A,B
     Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1),  # -P N
     Axis("ssh_build", "ssh build", "ssh builds", connection=True),  # --ssh A,B (runs before it: "")
     Axis("sshd_build", "sshd build", "sshd builds", connection=True),

@@ -181,7 +181,7 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     """A real sshd behind the link: zlib on a text payload is faster than none at 24 Mbit/s (and the
     JSON carries the link's achieved rate and RTT), slower on loopback; nothing is left afterwards.
     Two runs: loopback needs a bigger payload to time (~800 MiB/s) than 24 Mbit/s can move quickly.
-    The first runs over lan100m too: each link gets its own answer under the run's (link_answer.py)."""
+    The first runs over lan100m too: each link gets its own answer under the run's (condition_answer.py)."""
     out = tmp_path / "wan.json"
     done = run_cli(
         "run",
@@ -206,10 +206,10 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     doc = json.loads(out.read_text())
     rates = {s["compression"]: s["median_mib_s"] for s in doc["summaries"] if s["link"] == "wan24m"}
     assert rates["zlib@openssh.com"] > rates["none"], rates
-    per_link = doc["links_answer"]["links"]
-    assert [entry["link"] for entry in per_link] == ["wan24m", "lan100m"] and per_link[0]["rows"] == 2, per_link
+    per_link = doc["conditions_answer"]["conditions"]
+    assert [entry["condition"] for entry in per_link] == ["wan24m", "lan100m"] and per_link[0]["rows"] == 2, per_link
     assert per_link[0]["fastest"].endswith("(zlib)"), per_link  # each link against its own fastest
-    assert "per link (each row against the fastest on its own link" in done.stdout
+    assert "per link (each row against the fastest with the same link" in done.stdout
     assert "\n  wan24m: " in done.stdout and "\n  lan100m: " in done.stdout
     assert "  slowest: " not in done.stdout.split("per link")[0]  # no WAN row named slowest across links
     wan = doc["baselines"]["links"]["wan24m"]

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sshbench import answer as answers
-from sshbench import build_answer, link_answer
+from sshbench import build_answer, condition_answer
 from sshbench.results import RunResult
 
 
@@ -48,11 +48,11 @@ def _print(console: Console, line: str, style: str, wrap: bool = True) -> None:
 
 
 def _build_lines(result: RunResult) -> list[str]:
-    """The blocks under the answer: a run over several links (sshbench/link_answer.py), a build sweep
-    (sshbench/build_answer.py)."""
-    links = link_answer.compute(result)
+    """The blocks under the answer: a run over several links, directions, payloads or sinks
+    (sshbench/condition_answer.py), a build sweep (sshbench/build_answer.py)."""
+    conditions = condition_answer.compute(result)
     builds = build_answer.compute(result)
-    return [*(links.lines() if links is not None else []), *(builds.lines() if builds is not None else [])]
+    return [*(conditions.lines() if conditions is not None else []), *(builds.lines() if builds is not None else [])]
 
 
 def markdown(result: RunResult) -> list[str]:

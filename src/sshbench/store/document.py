@@ -14,7 +14,7 @@ import typing
 from dataclasses import asdict
 from pathlib import Path
 
-from sshbench import __version__, answer, build_answer, link_answer, summary
+from sshbench import __version__, answer, build_answer, condition_answer, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
@@ -45,8 +45,10 @@ def to_document(result: RunResult) -> dict:
         "answer": None if conclusion is None else conclusion.to_json(),
         # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/build_answer.py)
         "builds_answer": None if (builds_found := build_answer.compute(result)) is None else builds_found.to_json(),
-        # a run over several links (--link A,B): each link's own answer (sshbench/link_answer.py)
-        "links_answer": None if (links_found := link_answer.compute(result)) is None else links_found.to_json(),
+        # a run over several links, directions, payloads or sinks: each one's own answer (condition_answer.py)
+        "conditions_answer": None
+        if (conditions_found := condition_answer.compute(result)) is None
+        else conditions_found.to_json(),
         "summaries": [summary_entry(result, s, comparisons) for s in summary.summaries(result)],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
