@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from fakes import AEAD, CLIENT, FakeRemote, FakeTarget, FakeTool, MadeUpRates, run_from_plan
-from sshbench import answer, baselines, summary
+from sshbench import answer, baselines, condition_answer, summary
 from sshbench.baselines import crypto_server, raw_tcp
 from sshbench.capabilities import RemoteFacts
 from sshbench.plan import handshake_combinations, plan_matrix, schedule
@@ -133,7 +133,8 @@ def test_a_remote_target_gets_its_facts_read_and_the_skip_note(tmp_path, monkeyp
 
 def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
     """Over both directions the slowest row is the fastest cipher the other way: named by cipher alone, the
-    conclusion read "slowest: aes128-gcm, 12.3x as long" under a fastest aes128-gcm."""
+    conclusion read "slowest: aes128-gcm, 12.3x as long" under a fastest aes128-gcm. A direction is a condition:
+    the answer names no slowest across them, each direction's line does (condition_answer.py)."""
     combos, settings = _plan(baselines=False, direction="both")
     rates = MadeUpRates({"aes128-gcm@openssh.com": 1000.0, "aes128-ctr": 400.0, "aes256-ctr": 200.0})
 
@@ -148,9 +149,12 @@ def test_the_conclusion_names_each_rows_setup_where_the_run_swept_one():
     conclusion = answer.compute(result)
     assert conclusion is not None
     assert conclusion.fastest[0].name == "aes128-gcm@openssh.com (down)"
-    assert conclusion.slowest is not None and conclusion.slowest.name == "aes128-gcm@openssh.com (up)"
-    lines = "\n".join(conclusion.lines())
-    assert "slowest: aes128-gcm@openssh.com (up)," in lines
+    assert conclusion.slowest is None and "slowest" not in "\n".join(conclusion.lines())
+    per_direction = condition_answer.compute(result)
+    assert per_direction is not None and [c.condition for c in per_direction.conditions] == ["up", "down"]
+    up = per_direction.conditions[0]
+    assert up.slowest == "aes128-gcm" and up.slowest_ratio is not None and up.slowest_ratio > 3, up
+    assert any(line.startswith("    slowest: aes128-gcm, ") for line in per_direction.lines()), per_direction.lines()
     undecided = next(line for line in conclusion.lines() if line.strip().startswith("undecided:"))
     assert "aes128-ctr + " in undecided and ("(up)" in undecided or "(down)" in undecided), undecided
     one_way, _ = _plan(baselines=False)  # one direction: no setup named

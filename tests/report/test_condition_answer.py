@@ -8,6 +8,7 @@ import json
 
 from sshbench import answer, condition_answer
 from sshbench.baselines import raw_tcp
+from sshbench.report import conclusion as report_conclusion
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.store.document import to_document
@@ -90,6 +91,11 @@ def test_each_link_against_its_own_fastest_and_a_link_bound_link_says_the_algori
     # the run's own answer: no "slowest" row from the WAN, 85x behind the loopback's fastest
     conclusion = answer.compute(result)
     assert conclusion is not None and conclusion.slowest is None
+    # Markdown and HTML drop the answer's own two-space indent, not the block's: its items stay under its head
+    block = report_conclusion.markdown(result)
+    head = block.index(lines[0])
+    assert block[head + 1 : head + 4] == lines[1:4], block
+    assert "\n  wan100m: every row" in report_conclusion.html(result)  # the HTML dropped it from every line
     doc = json.loads(json.dumps(to_document(result)))
     assert [entry["algorithms_matter"] for entry in doc["conditions_answer"]["conditions"]] == [True, False]
     assert doc["conditions_answer"]["lines"] == lines

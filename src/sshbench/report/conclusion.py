@@ -55,21 +55,20 @@ def _build_lines(result: RunResult) -> list[str]:
     return [*(conditions.lines() if conditions is not None else []), *(builds.lines() if builds is not None else [])]
 
 
+def _under_the_headline(lines: list[str], result: RunResult) -> list[str]:
+    """The lines below the headline where it stands apart (Markdown, HTML): the answer's two-space indent
+    dropped, and each block under it ("per link", "builds") with its items indented under its own head.
+    Dropping it from every line had put "  wan100m: ..." flush with "per link (...)"."""
+    return [*(line[2:] if line.startswith("  ") else line for line in lines[1:]), *_build_lines(result)]
+
+
 def markdown(result: RunResult) -> list[str]:
     """The block in Markdown: the headline in bold, the rest as a code block (the config lines paste as they are)."""
     found = answers.compute(result)
     if found is None:
         return []
     lines = found.lines()
-    return [
-        f"**{lines[0]}**",
-        "",
-        "```",
-        *(line[2:] if line.startswith("  ") else line for line in lines[1:]),
-        *_build_lines(result),
-        "```",
-        "",
-    ]
+    return [f"**{lines[0]}**", "", "```", *_under_the_headline(lines, result), "```", ""]
 
 
 def html(result: RunResult) -> str:
@@ -77,9 +76,7 @@ def html(result: RunResult) -> str:
     if found is None:
         return ""
     lines = found.lines()
-    body = "\n".join(
-        escape(line[2:] if line.startswith("  ") else line) for line in [*lines[1:], *_build_lines(result)]
-    )
+    body = "\n".join(escape(line) for line in _under_the_headline(lines, result))
     return (
         f'<section id="answer"><h2>The answer</h2><p><strong>{escape(lines[0])}</strong></p><pre>{body}</pre></section>'
     )
