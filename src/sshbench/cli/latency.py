@@ -19,7 +19,7 @@ from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option, check_writable, write_output
 from sshbench.errors import Interrupted, RunError, UsageError
 from sshbench.leftovers import clean_leftovers
-from sshbench.report.latency import render_table
+from sshbench.report.latency import conclusion_lines, render_table
 from sshbench.settings import RunSettings
 from sshbench.store import latency_runs, open_store
 from sshbench.store.sqlite import Store
@@ -180,6 +180,8 @@ def cmd_latency(args: argparse.Namespace, out: Console, err: Console) -> int:
     with open_store(args.db) as store:
         document = measure(settings, args, err, store)
     out.print(render_table(document))
+    for line in conclusion_lines(document):
+        out.print(line, markup=False, highlight=False)
     if args.json:
         write_output(json.dumps(document, indent=2) + "\n", args.json, out)
         err.print(f"sshbench: wrote {args.json}", highlight=False)

@@ -128,6 +128,8 @@ def _report_latency(args: argparse.Namespace, document: dict, out: Console, err:
             err.print(f"sshbench: {line}", markup=False, highlight=False)
     if args.format == "table" and args.output is None:
         out.print(latency.render_table(document))
+        for line in latency.conclusion_lines(document):
+            out.print(line, markup=False, highlight=False)
     else:
         write_output(latency.render(document, args.format), args.output, out)
         if args.output:

@@ -93,6 +93,34 @@ def render_table(document: dict) -> Table:
     return table
 
 
+def conclusion_lines(document: dict) -> list[str]:
+    """Under the table, one line per link: the ciphers' echo medians as a range and how far apart they are (does
+    the cipher matter for typing here?), the link's round trip as a share of the lowest where the link has a
+    delay, and the connect medians' range. Ranges only: the ciphers were measured one after the other, so a
+    ranking of medians 10-80 µs apart would be the machine's moment as much as the cipher's."""
+    by_link: dict[str, list[dict]] = {}
+    for row in document.get("results") or []:
+        echo = (row.get("echo") or {}).get("median_us")
+        if isinstance(echo, (int, float)) and not isinstance(echo, bool) and not row.get("error"):
+            by_link.setdefault(str(row.get("link")), []).append(row)
+    lines = []
+    for link, rows in by_link.items():
+        echoes = [float(r["echo"]["median_us"]) for r in rows]
+        low, high = min(echoes), max(echoes)
+        text = f"{link}: echo {low:,.0f}-{high:,.0f} µs median" if high > low else f"{link}: echo {low:,.0f} µs median"
+        if len(rows) > 1:
+            text += f" over {len(rows)} ciphers, {high - low:,.0f} µs ({(high - low) / 1000:.2f} ms) apart"
+        rtt = rows[0].get("link_rtt_s")
+        if isinstance(rtt, (int, float)) and rtt > 0 and low > 0:
+            text += f"; the link's round trip, {rtt * 1e6:,.0f} µs, is {min(rtt * 1e6 / low, 1.0):.1%} of the lowest"
+        connects = [float(c) for r in rows if isinstance(c := (r.get("connect") or {}).get("median_ms"), (int, float))]
+        if connects:
+            fastest, slowest = f"{min(connects):.0f}", f"{max(connects):.0f}"
+            text += f"; connect {fastest if fastest == slowest else f'{fastest}-{slowest}'} ms median"
+        lines.append(text)
+    return lines
+
+
 def _whole_ms_span(span: str) -> str:
     """'208.6-240.1' -> '209-240' (the median keeps its tenth)."""
     low, sep, high = span.partition("-")
