@@ -177,21 +177,20 @@ def _compute(result: RunResult) -> ConditionAnswer | None:
     verdicts = baseline_analysis.compare(result)
     tie = summary.tie_margin(result)
     answer = ConditionAnswer(axes=axes, conditions=[], tie_margin=tie)
+
+    def bound(s: summary.Summary) -> str | None:
+        v = verdicts.get(s.combination)
+        return v.verdict.bound_by if v is not None and v.verdict is not None else None
+
     for values in sorted(groups, key=lambda v: key(groups[v][0].combination)):
         here = sorted(groups[values], key=lambda s: (s.rank or 10**6, -(s.median_mib_s or 0)))
         top = here[0]
-        verdict = verdicts.get(top.combination)
-
-        def bound(s: summary.Summary) -> str | None:
-            v = verdicts.get(s.combination)
-            return v.verdict.bound_by if v is not None and v.verdict is not None else None
-
         line = ConditionLine(
             condition=top.combination.setup_label(axes),
             fastest=shown_name(top.combination, setup),
             median_mib_s=top.median_mib_s,
             rows=len(here),
-            bound_by=verdict.verdict.bound_by if verdict is not None and verdict.verdict is not None else None,
+            bound_by=bound(top),
             outside_bound_rows=sum(1 for s in here if bound(s) in OUTSIDE_BOUND),
             rates_mib_s=[s.median_mib_s for s in here if s.median_mib_s is not None],
         )
