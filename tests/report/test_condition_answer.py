@@ -147,3 +147,14 @@ def test_each_direction_is_answered_on_its_own_and_a_tool_sweep_is_not_a_conditi
         _transfers("loopback", LOOPBACK, tool="scp") + _transfers("loopback", LOOPBACK, tool="sftp"), tool="scp,sftp"
     )
     assert condition_answer.compute(tools) is None
+
+
+def test_the_tables_legend_says_where_each_link_is_answered():
+    """The table still ranks every row together ("x fastest 89.3" for a WAN row): its legend says so."""
+    from sshbench.report import compact
+
+    lines = compact.legend(_run(WAN))
+    assert (
+        lines[-1] == "x fastest: against row 1 of the whole table; each link against its own fastest: under the answer"
+    )
+    assert len(compact.legend(_run({}, raw_wan_mib_s=None, links="loopback"))) == 1  # one link: nothing to say

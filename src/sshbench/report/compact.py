@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
+from sshbench.condition_answer import swept_conditions
 from sshbench.report import cells, model
 from sshbench.results import IMPLICIT_MAC, OPENSSH_SUFFIX, RunResult
 from sshbench.security import report_hooks as security_hooks
@@ -110,4 +111,11 @@ def legend(result: RunResult) -> list[str]:
     if any(c.mac == IMPLICIT_MAC for c in combos):
         parts.append(f"{cells.AEAD_MAC}: integrity in the cipher")
     parts.append("CPU: ssh + sshd s/GiB; --wide: every column")
-    return ["; ".join(parts)]
+    lines = ["; ".join(parts)]
+    conditions = swept_conditions(combos)
+    if conditions:  # "x fastest 89.3" for a WAN row is against the loopback's fastest: say where each is answered
+        words = " and ".join(conditions)
+        lines.append(
+            f"x fastest: against row 1 of the whole table; each {words} against its own fastest: under the answer"
+        )
+    return lines
