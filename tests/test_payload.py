@@ -52,3 +52,25 @@ def test_the_random_block_is_drawn_as_far_as_the_sizes_need_and_extended_as_a_pr
     big = store.path_for(3 * MIB).read_bytes()  # the block grows to its period; the small payload stays its prefix
     assert len(store._random) == 1 * MIB + 4093 and big[: 1 * MIB] == small
     assert big[: 1 * MIB + 4093] == big[1 * MIB + 4093 : 2 * (1 * MIB + 4093)]
+
+
+def test_a_smaller_size_is_the_tail_of_the_smallest_file_that_holds_it_and_its_digest_covers_that_range(tmp_path):
+    store = PayloadStore(tmp_path, "random")
+    path, offset = store.tail_for(3 * MIB)  # nothing written yet: a file of its own
+    assert (path.stat().st_size, offset) == (3 * MIB, 0)
+    bigger, _ = store.tail_for(5 * MIB)  # none holds it: written
+    assert bigger != path and bigger.stat().st_size == 5 * MIB
+    tail, offset = store.tail_for(2 * MIB)  # the 3 MiB file's last 2 MiB, not a new file
+    assert (tail, offset) == (path, 1 * MIB)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, bigger.name])
+    sent = path.read_bytes()[offset:]
+    assert len(sent) == 2 * MIB
+    assert store.digest(tail, offset, 2 * MIB) == hashlib.sha256(sent).hexdigest()
+    assert store.digest(tail) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_users_own_file_is_never_read_from_an_offset(tmp_path):
+    own = tmp_path / "mine"
+    own.write_bytes(b"x" * (2 * MIB))
+    store = PayloadStore(tmp_path, "file", user_file=own)
+    assert store.tail_for(1 * MIB) == (own, 0)

@@ -325,10 +325,11 @@ def _probe(size: int, mib_s: float, late_mib_s: float) -> Trial:
     return probe
 
 
-def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_it_is():
-    """A 16 MiB probe is all start-up (~230 MiB/s for every cipher): a fast one probes again with 64 MiB; a
+def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_scaled_by_its_data_phase():
+    """A 16 MiB probe is all start-up (~230 MiB/s for every cipher): a fast one probes again with 64 MiB, whose
+    late rate sizes the trials, scaled up the shorter its data phase (ramp_probe_headroom: still in the ramp); a
     slow one (3DES, ~28 MiB/s) already timed its cipher and sizes at once."""
-    from sshbench.calibration import RAMP_PROBE_SIZE, Calibration
+    from sshbench.calibration import RAMP_PROBE_SIZE, Calibration, ramp_probe_headroom
     from sshbench.settings import RunSettings
 
     settings = RunSettings(seconds=0.25)
@@ -336,9 +337,17 @@ def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_as_i
     calibration = Calibration([COMBO], settings, sizes)
     assert calibration.after_probe(COMBO, _probe(16 * MIB, 230, 120), 0) is True
     assert sizes[COMBO] == RAMP_PROBE_SIZE
-    assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 570, 1000), 1) is False
-    # 1000 MiB/s x (0.25 s + the 0.3 s omitted) + the first window: 552 MiB -> 640 (not x2: 1280)
+    assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 256, 1000), 1) is False
+    # a data phase of 0.25 s: its late rate as it is. 1000 MiB/s x (0.25 s + the 0.3 s omitted) + the first
+    # window: 552 MiB -> 640 (not x2: 1280)
     assert sizes[COMBO] == 640 * MIB and calibration.probe_rates[COMBO] == 1000.0
+    # AES-GCM's 64 MiB in 0.15 s, late at 600 MiB/s where it then runs at ~1000: taken as 600 x 0.25 / 0.15
+    sizes[COMBO] = 16 * MIB
+    assert calibration.after_probe(COMBO, _probe(16 * MIB, 230, 120), 0) is True
+    assert calibration.after_probe(COMBO, _probe(RAMP_PROBE_SIZE, 64 / 0.15, 600), 1) is False
+    assert sizes[COMBO] == 640 * MIB and calibration.probe_rates[COMBO] == pytest.approx(1000.0)
+    # never less than as it is, never more than twice, however short
+    assert [ramp_probe_headroom(d) for d in (0.5, 0.25, 0.05, None)] == [1.0, 1.0, 2.0, 1.0]
     slow_sizes = {COMBO: 16 * MIB}
     assert Calibration([COMBO], settings, slow_sizes).after_probe(COMBO, _probe(16 * MIB, 28, 28), 0) is False
     assert slow_sizes[COMBO] < RAMP_PROBE_SIZE

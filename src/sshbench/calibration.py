@@ -45,11 +45,27 @@ PROBE_ATTEMPTS = 3  # a probe and at most two bigger ones
 DEFAULT_STARTUP_S = 0.1
 UNSTEADY_PROBE_HEADROOM = 2.0  # a probe with no steady part: the steady rate is taken as up to this times its own
 # A 16 MiB probe of a fast cipher is all start-up (every cipher's first 32 MiB arrive at ~230 MiB/s here): one
-# at RAMP_PROBE_SIZE reads past it (its late rate 0.9-1.15x the steady one: aes128-gcm 1085 vs 942 MiB/s,
-# aes256-ctr 400 vs 443), where the 16 MiB one's late rates read 3-377 MiB/s for ciphers steady at 360-940.
+# at RAMP_PROBE_SIZE reads further into it, where the 16 MiB one's late rates read 3-377 MiB/s for ciphers steady
+# at 360-940.
 RAMP_PROBE_SIZE = 64 * MIB
 RAMP_PROBE_MIB_S = 100.0  # a 16 MiB probe at least this fast: 64 MiB take well under a second
-RAMP_PROBE_HEADROOM = 1.0  # its late rate as it is: the ladder rounds the size up (by up to 1.25x) anyway
+# Its late rate is still in the ramp, the more so the shorter its data phase: over 438 such probes of the sessions'
+# stored loopback runs (pinned, 0.3 s omit), late over the run's steady median read 0.57-0.63 for AES-GCM (data
+# phase 0.15 s), 0.77-0.86 for AES-CTR and chacha20-poly1305 (0.21-0.22 s) and 0.93-0.99 for CBC (0.23 s). Taken
+# as it was, 81% of AES-GCM's estimates were under 0.75 of the steady rate, short enough for a trial sized from it
+# to have no steady part (11 of 40 AES-GCM trials in round 0 of 20 default runs, each re-run twice as big). Scaled
+# by RAMP_PROBE_PHASE_S / its data phase (1 to 2x): estimates at 0.97x the steady rate (median), 23% under 0.75
+# (AES-GCM 30%) and 5% over 1.5.
+RAMP_PROBE_PHASE_S = 0.25
+
+
+def ramp_probe_headroom(data_s: float | None) -> float:
+    """How much faster than its late rate a RAMP_PROBE_SIZE probe with no steady part takes the steady rate to be."""
+    if not data_s:
+        return 1.0
+    return min(UNSTEADY_PROBE_HEADROOM, max(1.0, RAMP_PROBE_PHASE_S / data_s))
+
+
 # A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
 # probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would
 # only ask for the 64 MiB one (a default run probed every one of its 6 ciphers twice: ~2.5 s of its 55).
@@ -93,15 +109,15 @@ class Calibration:
         probed = self.sizes[combo]
         # A probe with no steady part (sshbench.steady) timed mostly the connection's start-up, whose rate is
         # a fraction of the steady one. A fast 16 MiB one says nothing about its cipher (RAMP_PROBE_SIZE): it
-        # probes again with 64 MiB, whose late rate (the second half of its data phase) sizes the trials as it
-        # is. A slower one sizes from its late rate at once, as if twice as fast: its late rate is still in the
-        # ramp (0.32-0.82x the steady rate in one default run), and sized from it as it is, the first round had
-        # no steady part either and lost its rates.
+        # probes again with 64 MiB, whose late rate (the second half of its data phase) sizes the trials, scaled
+        # by how short its data phase was (ramp_probe_headroom). A slower one sizes from its late rate at once, as
+        # if twice as fast: its late rate is still in the ramp (0.32-0.82x the steady rate in one default run), and
+        # sized from it as it is, the first round had no steady part either and lost its rates.
         unsteady = trial.steady_note == NO_STEADY_PART
         if unsteady and probed < RAMP_PROBE_SIZE and trial.mib_s >= RAMP_PROBE_MIB_S and attempt + 1 < PROBE_ATTEMPTS:
             self.sizes[combo] = min(RAMP_PROBE_SIZE, s.max_size)
             return True
-        headroom = UNSTEADY_PROBE_HEADROOM if probed < RAMP_PROBE_SIZE else RAMP_PROBE_HEADROOM
+        headroom = UNSTEADY_PROBE_HEADROOM if probed < RAMP_PROBE_SIZE else ramp_probe_headroom(trial.data_s)
         rate = max(trial.mib_s, trial.late_mib_s or 0.0) * headroom if unsteady else trial.mib_s
         self.sizes[combo] = self._size_for(rate, trial)
         # A sampled probe (a steady or a late rate) needs no bigger one: the start-up stalls that made short

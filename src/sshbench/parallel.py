@@ -77,7 +77,8 @@ def run_parallel_trial(
     combo, kind = item.combination, item.kind
     n = combo.streams
     share = stream_share(payload_bytes, n) if kind == TrialKind.TRANSFER else 0
-    files = [stream_files(paths.for_trial(combo, kind, share or payload_bytes), i) for i in range(n)]
+    tail_ok = tool.source_on_stdin
+    files = [stream_files(paths.for_trial(combo, kind, share or payload_bytes, tail_ok=tail_ok), i) for i in range(n)]
     parent = Trial(
         combination=combo,
         kind=kind,

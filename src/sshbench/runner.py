@@ -365,6 +365,7 @@ class Runner:
                     self.result.environment["payload_size"] = (
                         f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
                     )
+                self._write_tails(combos, sizes)
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if not item.calibration:
@@ -620,7 +621,7 @@ class Runner:
                 max_steady_window_s=window_cap,
             )
         else:
-            files = paths.for_trial(combo, item.kind, size)
+            files = paths.for_trial(combo, item.kind, size, tail_ok=tool.source_on_stdin)
             overlay.prepare(target, combo)
             trial = run_trial(
                 ssh=self._ssh_for(combo),
@@ -644,6 +645,20 @@ class Runner:
         if item.kind == TrialKind.TRANSFER:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
         return trial
+
+    def _write_tails(self, combos: list[Combination], sizes: dict[Combination, int]) -> None:
+        """Before the measured rounds, each payload file their stdin tools read tails of (TrialPaths.tail), at the
+        biggest size they start with: one file written here, where a round in shuffled order wrote a new one
+        each time a bigger size came (2-3 for a default run's six)."""
+        biggest: dict[tuple[int, str], tuple[TrialPaths, int]] = {}
+        for c in combos:
+            if c.direction != "up" or not self._tool_for(c).source_on_stdin:
+                continue
+            paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
+            key = (id(paths), c.payload)
+            biggest[key] = (paths, max(sizes[c], biggest.get(key, (paths, 0))[1]))
+        for (_, kind), (paths, size) in biggest.items():
+            paths.tail(kind, size)
 
     def _tool_for(self, combo: Combination) -> TransferTool:
         """The tool implementation for the combination's client (an AsyncSSH client has its own pipe)."""

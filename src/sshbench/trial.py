@@ -148,6 +148,8 @@ def run_trial(
         open(invocation.stdout or out_path, "wb") as out,
         open(err_path, "wb") as err,
     ):
+        if invocation.stdin_offset:
+            stdin.seek(invocation.stdin_offset)  # the client reads the tail of a bigger payload file, to its end
         start = time.perf_counter()
         proc = subprocess.Popen(
             [*client_prefix, *target.client_prefix(), *invocation.argv],

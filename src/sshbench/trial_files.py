@@ -84,10 +84,22 @@ class TrialPaths:
             self.target.put_file(str(self.empty), self._remote_empty)
         return self._remote_empty
 
-    def for_trial(self, combo: Combination, kind: TrialKind, size: int) -> TrialFiles:
+    def tail(self, kind: str, size: int) -> tuple[Path, int]:
+        """A local payload of this kind and size as the tail of a bigger one (PayloadStore.tail_for)."""
+        path, offset = self.stores[kind].tail_for(size)
+        if kind not in self.zlib_ratios:
+            self.zlib_ratios[kind] = zlib_ratio(path)
+        return path, offset
+
+    def for_trial(self, combo: Combination, kind: TrialKind, size: int, tail_ok: bool = False) -> TrialFiles:
+        """`tail_ok`: the tool reads an upload's payload from its stdin (TransferTool.source_on_stdin), so the
+        payload may be the tail of a bigger file (TrialFiles.local_source_offset)."""
         transfer = kind == TrialKind.TRANSFER
         down = combo.direction == "down"
-        local_source = str(self.payload(combo.payload, size)) if transfer and not down else str(self.empty)
+        local_source, offset = str(self.empty), 0
+        if transfer and not down:
+            path, offset = self.tail(combo.payload, size) if tail_ok else (self.payload(combo.payload, size), 0)
+            local_source = str(path)
         remote_source = None
         if down:
             remote_source = self._remote_source(combo.payload, size) if transfer else self._remote_empty_file()
@@ -100,6 +112,7 @@ class TrialPaths:
             remote_sink=remote_sink,
             local_sink=local_sink,
             streams=combo.streams,
+            local_source_offset=offset,
         )
 
     def check_received(self, trial: Trial, files: TrialFiles) -> None:
@@ -113,11 +126,13 @@ class TrialPaths:
         try:
             if not trial.valid:
                 return
-            expected = (
-                self.stores[combo.payload].digest(self.payload(combo.payload, trial.payload_bytes))
-                if self.verify_on(combo)
-                else None
-            )
+            expected = None
+            if self.verify_on(combo):
+                store = self.stores[combo.payload]
+                if down:
+                    expected = store.digest(self.payload(combo.payload, trial.payload_bytes))
+                else:  # what was sent: the bytes from the offset the client started at
+                    expected = store.digest(Path(files.local_source), files.local_source_offset, trial.payload_bytes)
             if down or not self.needs_remote_copy:
                 if not os.path.exists(sink):
                     trial.valid, trial.invalid_reason = False, f"nothing arrived at {sink}"

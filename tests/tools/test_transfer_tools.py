@@ -298,3 +298,42 @@ def test_rclone_gets_the_host_key_under_the_address_it_connects_to(tmp_path):
     assert Path(path).read_text() == "[127.0.0.1]:20000 ssh-ed25519 AAAAkey\n"
     # no alias (the private sshd on loopback): its own known_hosts as it is
     assert rclone_known_hosts(options[:4], "127.0.0.1", tmp_path) == str(known)
+
+
+def test_a_pipe_upload_sends_the_tail_of_a_bigger_payload_file_and_verifies_it(tmp_path):
+    """A size smaller than a payload already written is read from an offset of that file (TrialPaths.tail): no
+    file of its own, exactly its bytes arrive, and their SHA-256 is that range's."""
+    from sshbench.settings import RunSettings
+    from sshbench.trial_files import TrialPaths
+
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        combo = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256", sink="tmpfs")
+        workdir = cleanup.make_temp_dir(prefer_shm=True)
+        paths = TrialPaths(target, cleanup, workdir, [combo], RunSettings(sink="tmpfs", verify=True))
+        bigger = paths.for_trial(combo, "transfer", 3 * MIB, tail_ok=True)
+        files = paths.for_trial(combo, "transfer", 2 * MIB, tail_ok=True)
+        assert (files.local_source, files.local_source_offset) == (bigger.local_source, 1 * MIB)
+        assert not [p for p in workdir.iterdir() if p.name.startswith("payload-") and p.stat().st_size == 2 * MIB]
+        trial = run_trial(
+            ssh="ssh",
+            target=target,
+            tool=PipeTool(),
+            combo=combo,
+            kind="transfer",
+            repetition=0,
+            warmup=False,
+            payload=Path(files.local_source),
+            payload_bytes=2 * MIB,
+            workdir=tmp_path,
+            timeout_s=60,
+            files=files,
+        )
+        assert trial.valid, trial.invalid_reason
+        paths.check_received(trial, files)
+        assert trial.valid, trial.invalid_reason  # the whole 3 MiB file would fail the size check
+        assert trial.verified is True and trial.received_bytes_at_sink == 2 * MIB
+    finally:
+        cleanup.close()

@@ -16,6 +16,7 @@ class AsyncsshPipeTool(TransferTool):
     program = "asyncssh"  # shown in "exited with status" reasons
     reports_server_side = True
     start_gate = True  # the pipe's remote script
+    source_on_stdin = True
     package = "asyncssh (pip)"
 
     def __init__(self) -> None:
@@ -41,7 +42,7 @@ class AsyncsshPipeTool(TransferTool):
         ]
         if direction == "down":
             return Invocation(argv=argv, stdin="/dev/null", stdout=files.local_sink)
-        return Invocation(argv=argv, stdin=files.local_source)
+        return Invocation(argv=argv, stdin=files.local_source, stdin_offset=files.local_source_offset)
 
     def parse_output(self, stdout: str, stderr: str) -> SinkReport:
         return self._pipe.parse_output(stdout, stderr)

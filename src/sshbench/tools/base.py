@@ -46,12 +46,15 @@ class TrialFiles:
     local_sink: str  # down: "/dev/null" or a local file
     streams: int = 1  # a tool that splits one file itself (splits_streams): its byte ranges / connections
     gate: GateFiles | None = None  # -P N: where this stream waits before its data phase (tools with start_gate)
+    # up, tools with source_on_stdin: where in local_source the payload starts (the tail of a bigger payload file)
+    local_source_offset: int = 0
 
 
 @dataclass
 class Invocation:
     argv: list[str]
     stdin: str = "/dev/null"  # the file fed to the client's stdin
+    stdin_offset: int = 0  # where in that file the client's reads start (TrialFiles.local_source_offset)
     stdout: str | None = None  # where the client's stdout goes (None: captured for parse_output)
 
 
@@ -63,6 +66,9 @@ class TransferTool(ABC):
     program: ClassVar[str]  # the client binary it runs
     #: True when the server side reports its own clock, byte count and CPU (the pipe's dd script)
     reports_server_side: ClassVar[bool] = False
+    #: True when its client reads an upload's payload from its stdin (Invocation.stdin, until EOF): it can start
+    #: at an offset of a bigger payload file (TrialFiles.local_source_offset), and no size needs a file of its own
+    source_on_stdin: ClassVar[bool] = False
     #: True when it cannot write to /dev/null (rsync renames a temp file into place)
     needs_file_sink: ClassVar[bool] = False
     #: True when it moves one file over `TrialFiles.streams` connections itself (split, rclone, lftp); other

@@ -21,6 +21,7 @@ class PipeTool(TransferTool):
     program = "ssh"
     reports_server_side = True
     start_gate = True
+    source_on_stdin = True
 
     def remote_command(self, direction: str = "up", files: TrialFiles | None = None) -> str:
         gate = files.gate if files is not None else None
@@ -40,7 +41,7 @@ class PipeTool(TransferTool):
         argv = [ssh, *ssh_options, "-v", host, self.remote_command(direction, files)]
         if direction == "down":
             return Invocation(argv=argv, stdin="/dev/null", stdout=files.local_sink)
-        return Invocation(argv=argv, stdin=files.local_source)
+        return Invocation(argv=argv, stdin=files.local_source, stdin_offset=files.local_source_offset)
 
     def parse_output(self, stdout: str, stderr: str) -> SinkReport:
         # up: the report is on stdout; down: on stderr (stdout was the data)
