@@ -174,10 +174,11 @@ class _RatesByRound(MadeUpRates):
         return rates[min(repetition, len(rates) - 1)]
 
 
-def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one(monkeypatch):
+def _three_rounds_with_a_contested_answer(monkeypatch, settings: RunSettings, budget_after_reserves_s: float):
     """Three rounds in: the first row, a noisy second one not told apart from it, a third ordered behind the
-    first but not behind the noisy one, and three rows behind them, undecided among themselves. A whole round
-    (6 trials of ~1 s) does not fit the time left; the three rows the answer rests on do, once."""
+    first but not behind the noisy one, and three rows behind them, undecided among themselves; each transfer
+    1 s of a fake clock. Returns the runner, ready for its adaptive rounds with `budget_after_reserves_s` left
+    after the end's reserve and the --why experiment's (settings.why)."""
     from fakes import trial_for
     from sshbench import runner as runner_module
     from sshbench.plan import ScheduledTrial
@@ -202,24 +203,51 @@ def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one(mo
         clock[0] += trial.wall_s
         return trial
 
-    settings = RunSettings(ciphers=",".join(own), adaptive=True, baselines=False, why="off", seed=3)
-    # 5 s after the end's reserve: a whole round takes ~7.4 s (6 trials and a handshake, +20%), the three ~3.8 s
-    settings.budget_s = runner_module.END_RESERVE_S + 5.0
+    settings.ciphers = ",".join(own)
     run = runner_module.Runner(settings)
     for rep in range(3):
         for combo in combos:
             run.result.trials.append(measured(ScheduledTrial(combo, "transfer", rep, False)))
         run.result.trials.append(measured(ScheduledTrial(combos[0], "handshake", rep, False)))
+    why_s = run._why_reserve(FakeTarget(), combos).cost_after(run.result.trials)  # type: ignore[arg-type]
+    settings.budget_s = runner_module.END_RESERVE_S + why_s + budget_after_reserves_s
     clock[0] = 0.0
     monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
     run._started = 0.0
     monkeypatch.setattr(run, "_one", lambda target, item, *rest, **kw: measured(item))
-    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
+    return run
 
-    fourth = {t.combination.cipher for t in run.result.trials if t.repetition == 3 and t.kind == "transfer"}
-    assert fourth == {"first", "noisy", "behind"}
+
+def _fourth_round(run) -> set[str]:
     assert not any(t.repetition > 3 for t in run.result.trials)  # a second such round no longer fits
+    return {t.combination.cipher for t in run.result.trials if t.repetition == 3 and t.kind == "transfer"}
+
+
+def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one(monkeypatch):
+    """A whole round (6 trials of ~1 s) does not fit the time left; the three rows the answer rests on do, once."""
+    settings = RunSettings(adaptive=True, baselines=False, why="off", seed=3)
+    # 5 s after the end's reserve: a whole round takes ~7.4 s (6 trials and a handshake, +20%), the three ~3.8 s
+    run = _three_rounds_with_a_contested_answer(monkeypatch, settings, 5.0)
+    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
+    assert _fourth_round(run) == {"first", "noisy", "behind"}
     assert (
         "--runs auto: 4 rounds (1 of them for the fastest group's undecided pairs alone), stopped: the --budget"
         in run.result.notices[-1]
     )
+
+
+@pytest.mark.parametrize("left_s,fourth", [(2.0, {"first", "noisy", "behind"}), (0.2, set())])
+def test_the_answers_round_may_take_the_why_experiments_spare_before_its_optional_rounds(monkeypatch, left_s, fourth):
+    """With the default --why experiment ahead, the answer's round (~3.8 s) no longer fits the 2 s left after the
+    experiment's reserve, but does in that and the reserve's spare (Reserve.spare_after, 3.25 s here): it runs,
+    once. With 0.2 s left it does not."""
+    from sshbench.calibration import Reserve
+    from sshbench.runner import Runner
+
+    reserve = Reserve(trials=10, data_s_each=0.55, stretch=2.0)  # a default run's: 1 warm-up + 3 rounds of 3
+    monkeypatch.setattr(Runner, "_why_reserve", lambda self, target, combos: reserve)
+    settings = RunSettings(adaptive=True, baselines=False, why="auto", seed=3)
+    run = _three_rounds_with_a_contested_answer(monkeypatch, settings, left_s)
+    assert reserve.spare_after(run.result.trials) == pytest.approx(3.25)  # 10 x (0.55 + 0.1) x (2.0 - 1.5)
+    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
+    assert _fourth_round(run) == fourth

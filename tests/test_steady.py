@@ -508,3 +508,19 @@ def test_an_adaptive_round_narrows_to_the_answers_rows_only_where_a_whole_round_
     assert adaptive_round(rows, answer, 3.0, cost) is None  # neither fits: stop
     assert adaptive_round(rows, [], 4.0, cost) is None  # the answer is decided: nothing worth a partial round
     assert adaptive_round(answer, answer, 3.0, cost) is None  # no narrower round than the one that did not fit
+    # the --why experiment's spare (its reserve past the typical stretch) goes to the answer's round, not to a
+    # whole one: the answer before the explanation's extra precision
+    assert adaptive_round(rows, answer, 3.0, cost, answer_extra_s=1.0) == answer
+    assert adaptive_round(rows, answer, 5.5, cost, answer_extra_s=1.0) == answer  # 6 s for 5 rows: not the whole
+    assert adaptive_round(rows, [], 3.0, cost, answer_extra_s=1.0) is None
+
+
+def test_the_why_reserves_spare_is_what_its_long_end_holds_over_the_typical_stretch():
+    from sshbench.calibration import WHY_TYPICAL_STRETCH, Reserve
+
+    reserve = Reserve(trials=10, data_s_each=0.55, stretch=2.0)
+    no_trials: list = []  # nothing measured: overhead 1.0 s, start-up DEFAULT_STARTUP_S (0.1 s)
+    assert reserve.cost_after(no_trials) == pytest.approx(10 * (1.0 + 0.65 * 2.0))
+    assert reserve.spare_after(no_trials) == pytest.approx(10 * 0.65 * (2.0 - WHY_TYPICAL_STRETCH))
+    assert Reserve(trials=0, data_s_each=0.55, stretch=2.0).spare_after(no_trials) == 0.0  # no experiment: none
+    assert Reserve(trials=10, data_s_each=0.55, stretch=1.2).spare_after(no_trials) == 0.0

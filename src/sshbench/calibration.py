@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sshbench.payload import PROBE_SIZE, needs_bigger_probe, size_at_least
 from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
@@ -237,6 +237,11 @@ class Calibration:
         return notice
 
 
+# The --why experiment's throttled and unthrottled trials, on average: a trial of ~0.55 s of data took 1.1-1.5 s
+# (Reserve.spare_after).
+WHY_TYPICAL_STRETCH = 1.5
+
+
 @dataclass(frozen=True)
 class Reserve:
     """Trials after the minimum rounds that the fit keeps time for: the default --why experiment's."""
@@ -249,6 +254,16 @@ class Reserve:
         """Seconds the trials take: each a connection (`overhead_s`: wall outside the data phase) and a data
         phase sized for `data_s_each` (Runner._why), plus the start-up's loss, stretched by the throttles."""
         return self.trials * (overhead_s + (self.data_s_each + startup_s) * self.stretch)
+
+    def spare_after(self, trials: list[Trial]) -> float:
+        """How much of `cost_after` the experiment's minimum rounds are not expected to take: the reserve is sized at
+        the throttles' long end (`stretch`), and in 20 default runs of 4 rounds each its trials took 1.1-1.5 s (a
+        stretch of 1.25-1.85). Where they take less, the time left ran the experiment's optional 4th round in each of
+        them, while two of those runs ended with their fastest group not told apart from one row: a round of
+        the rows the answer rests on (adaptive_round) may take this much first."""
+        return self.cost_after(trials) - replace(self, stretch=min(self.stretch, WHY_TYPICAL_STRETCH)).cost_after(
+            trials
+        )
 
     def cost_after(self, trials: list[Trial]) -> float:
         """`cost` with the overhead and start-up the run's measured transfers took."""
@@ -363,6 +378,7 @@ def adaptive_round(
     answer: list[Combination],
     time_left_s: float,
     cost: Callable[[list[Combination]], float],
+    answer_extra_s: float = 0.0,
 ) -> list[Combination] | None:
     """The combinations of --runs auto's next round: every row still undecided against a neighbour (`needing`)
     while such a round fits in `time_left_s`, else the rows the answer needs (`answer`: the fastest group and the
@@ -370,9 +386,11 @@ def adaptive_round(
     Why: a default run's rows behind the fastest group (three AES-CTR ciphers and chacha20-poly1305 within a few
     percent of each other) stay undecided among themselves to the end, so every adaptive round ran all six rows,
     and in ten default runs the last full round no longer fitted 2.7-9.4 s before the budget, where the three rows
-    of the answer's undecided pair (aes256-gcm vs chacha20-poly1305 at 1.46 (0.86-2.50) in one run) take ~2.5 s."""
+    of the answer's undecided pair (aes256-gcm vs chacha20-poly1305 at 1.46 (0.86-2.50) in one run) take ~2.5 s.
+    `answer_extra_s`: what the answer's round may take on top, from the --why experiment's rounds past its
+    minimum (Reserve.spare_after): the answer comes before the explanation's extra precision."""
     if cost(needing) <= time_left_s:
         return needing
-    if answer and set(answer) != set(needing) and cost(answer) <= time_left_s:
+    if answer and set(answer) != set(needing) and cost(answer) <= time_left_s + max(answer_extra_s, 0.0):
         return answer
     return None

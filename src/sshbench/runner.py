@@ -405,10 +405,11 @@ class Runner:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
             elapsed = time.monotonic() - self._started
-            why_s = self._why_reserve(target, self.result.combinations).cost_after(self.result.trials)
-            time_left = s.budget_s - elapsed - END_RESERVE_S - why_s
+            why_reserve = self._why_reserve(target, self.result.combinations)
+            time_left = s.budget_s - elapsed - END_RESERVE_S - why_reserve.cost_after(self.result.trials)
             chosen = adaptive_round(needing, summary.rows_the_answer_needs(self.result.trials, s.tie), time_left,
-                                    lambda combos: round_cost(self.result.trials, combos))  # fmt: skip
+                                    lambda combos: round_cost(self.result.trials, combos),
+                                    answer_extra_s=why_reserve.spare_after(self.result.trials))  # fmt: skip
             if chosen is None:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
