@@ -251,3 +251,37 @@ def test_the_answers_round_may_take_the_why_experiments_spare_before_its_optiona
     assert reserve.spare_after(run.result.trials) == pytest.approx(3.25)  # 10 x (0.55 + 0.1) x (2.0 - 1.5)
     run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
     assert _fourth_round(run) == fourth
+
+
+def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_size_a_pipe_upload_starts_with(
+    tmp_path,
+):
+    """Runner._write_tails: the pipe's uploads then read tails of that one file (no file per size between two
+    trials); -P N counts each stream's share; a download or a tool that names a file (scp) is not counted."""
+    from sshbench.cleanup import Cleanup
+    from sshbench.results import Combination
+    from sshbench.runner import Runner
+    from sshbench.trial_files import TrialPaths
+    from sshbench.units import MIB
+
+    kex = "curve25519-sha256"
+    combos = [
+        Combination("a", IMPLICIT_MAC, kex),
+        Combination("b", IMPLICIT_MAC, kex),
+        Combination("c", IMPLICIT_MAC, kex, streams=2),
+        Combination("d", IMPLICIT_MAC, kex, tool="scp"),
+        Combination("e", IMPLICIT_MAC, kex, direction="down"),
+    ]
+    sizes = dict(zip(combos, (3 * MIB, 5 * MIB, 12 * MIB, 7 * MIB, 9 * MIB)))
+    settings = RunSettings(ciphers="a", tool="pipe,scp", baselines=False)
+    run = Runner(settings)
+    cleanup = Cleanup()
+    try:
+        paths = TrialPaths(FakeTarget(), cleanup, tmp_path, combos, settings)
+        run._paths, run._files = {"openssh": paths}, paths
+        run._write_tails(combos, sizes)
+        written = sorted(p.stat().st_size for p in tmp_path.iterdir() if p.name.startswith("payload-"))
+        assert written == [6 * MIB]  # c's share of 12 MiB over 2 streams, more than b's 5
+        assert paths.for_trial(combos[0], "transfer", 3 * MIB, tail_ok=True).local_source_offset == 3 * MIB
+    finally:
+        cleanup.close()

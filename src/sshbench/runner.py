@@ -653,11 +653,13 @@ class Runner:
         each time a bigger size came (2-3 for a default run's six)."""
         biggest: dict[tuple[int, str], tuple[TrialPaths, int]] = {}
         for c in combos:
-            if c.direction != "up" or not self._tool_for(c).source_on_stdin:
+            tool = self._tool_for(c)
+            if c.direction != "up" or not tool.source_on_stdin:
                 continue
             paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
             key = (id(paths), c.payload)
-            biggest[key] = (paths, max(sizes[c], biggest.get(key, (paths, 0))[1]))
+            size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
+            biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
         for (_, kind), (paths, size) in biggest.items():
             paths.tail(kind, size)
 
