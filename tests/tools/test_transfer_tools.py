@@ -116,6 +116,24 @@ def test_users_file_is_sent_and_never_modified(tmp_path):
     assert user_file.stat().st_mtime_ns == mtime and user_file.exists()
 
 
+def _upload(target, tool, combo, files: TrialFiles, size: int, workdir: Path):
+    """One measured upload trial of `size` bytes through `tool`, with the files TrialPaths gave it."""
+    return run_trial(
+        ssh="ssh",
+        target=target,
+        tool=tool,
+        combo=combo,
+        kind="transfer",
+        repetition=0,
+        warmup=False,
+        payload=Path(files.local_source),
+        payload_bytes=size,
+        workdir=workdir,
+        timeout_s=60,
+        files=files,
+    )
+
+
 class _CorruptingPipe(PipeTool):
     """A server side that flips the bits of one byte it stored, size unchanged: only the checksum sees it.
     (Writing a fixed "X" there left the file unchanged whenever the random payload had an X at that offset:
@@ -139,20 +157,7 @@ def test_corruption_is_caught_by_verify(tmp_path):
         settings = RunSettings(sink="tmpfs", size=2 * MIB)
         paths = TrialPaths(target, cleanup, cleanup.make_temp_dir(prefer_shm=True), [combo], settings)
         files = paths.for_trial(combo, "transfer", 2 * MIB)
-        trial = run_trial(
-            ssh="ssh",
-            target=target,
-            tool=_CorruptingPipe(),
-            combo=combo,
-            kind="transfer",
-            repetition=0,
-            warmup=False,
-            payload=Path(files.local_source),
-            payload_bytes=2 * MIB,
-            workdir=tmp_path,
-            timeout_s=60,
-            files=files,
-        )
+        trial = _upload(target, _CorruptingPipe(), combo, files, 2 * MIB, tmp_path)
         assert trial.valid, trial.invalid_reason  # the size and the negotiation are fine
         paths.check_received(trial, files)
         assert not trial.valid and trial.verified is False
@@ -317,20 +322,7 @@ def test_a_pipe_upload_sends_the_tail_of_a_bigger_payload_file_and_verifies_it(t
         files = paths.for_trial(combo, "transfer", 2 * MIB, tail_ok=True)
         assert (files.local_source, files.local_source_offset) == (bigger.local_source, 1 * MIB)
         assert not [p for p in workdir.iterdir() if p.name.startswith("payload-") and p.stat().st_size == 2 * MIB]
-        trial = run_trial(
-            ssh="ssh",
-            target=target,
-            tool=PipeTool(),
-            combo=combo,
-            kind="transfer",
-            repetition=0,
-            warmup=False,
-            payload=Path(files.local_source),
-            payload_bytes=2 * MIB,
-            workdir=tmp_path,
-            timeout_s=60,
-            files=files,
-        )
+        trial = _upload(target, PipeTool(), combo, files, 2 * MIB, tmp_path)
         assert trial.valid, trial.invalid_reason
         paths.check_received(trial, files)
         assert trial.valid, trial.invalid_reason  # the whole 3 MiB file would fail the size check
