@@ -12,6 +12,10 @@ round by round; the client's TCP counters sampled every 5 ms (sshbench.progress)
 outside (wall minus a same-shape `ssh host true`), how many key exchanges `ssh -v` logged, and the stalls (no 64 KiB
 of progress for 20 ms or more) after the first 8 MiB, with where they fell (MiB into the transfer) and how long.
 
+Each round also runs the run's rekey probe (sshbench.rekey_probe: `-o RekeyLimit=8M`, 7.5 x 8 MiB) for the same cipher
+and kex, and prints the stall per rekey the run's estimator (sshbench.rekey.stalled_s) reads on the probe and on the
+bulk transfer's own rekeys: the probe must predict the bulk's.
+
 Usage: .venv/bin/python bench/rekey.py [--rounds 3] [--ciphers a,b] [--kex default,curve25519-sha256] [--size 4G]
 """
 
@@ -24,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from sshbench import placement
+from sshbench import placement, rekey
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
 from sshbench.progress import Sampler
@@ -35,6 +39,7 @@ from sshbench.units import MIB, parse_size
 
 STALL_BYTES = 64 * 1024
 STALL_S = 0.02
+PROBE = "probe"  # the run's rekey probe (sshbench.rekey_probe): RekeyLimit=8M, 7.5 x 8 MiB
 
 
 def stalls(times: list[float], counts: list[int]) -> list[tuple[int, float]]:
@@ -61,6 +66,8 @@ def main() -> int:
     args = parser.parse_args()
     cleanup = Cleanup()
     rows: dict[tuple[str, str], list[tuple[float, int, list[tuple[int, float]]]]] = {}
+    # per (cipher, kex): the run's estimator (rekey.stalled_s / rekeys) on the bulk transfer's own rekeys and on the probe
+    per_rekey: dict[tuple[str, str, str], list[float]] = {}
     try:
         target = PrivateOpenSSH()
         target.placement = placement.choose(True, 1)[0]
@@ -73,10 +80,31 @@ def main() -> int:
             f"placement: {target.placement.text() if target.placement else 'not pinned'}; {args.size // MIB} MiB uploads"
         )
 
-        def argv(cipher: str, kex: str, remote: str) -> list[str]:
+        def argv(cipher: str, kex: str, remote: str, extra: tuple[str, ...] = ()) -> list[str]:
             combo = Combination(cipher, IMPLICIT_MAC if "gcm" in cipher or "chacha" in cipher else "hmac-sha2-256", kex)
-            options = [*target.client_options(), *algorithm_options(combo), "-v", *target.destination()]
+            options = [*target.client_options(), *algorithm_options(combo), *extra, "-v", *target.destination()]
             return [*target.client_prefix(), "ssh", *options, remote]
+
+        def transfer(command: list[str], offset: int = 0) -> tuple[float, str, list[float], list[int]]:
+            with open(payload, "rb") as stdin:
+                os.lseek(stdin.fileno(), offset, os.SEEK_SET)
+                start = time.perf_counter()
+                proc = subprocess.Popen(
+                    command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+                )
+                sampler = Sampler(proc.pid, start, interval_s=rekey.PROBE_SAMPLE_S).start()
+                _, log = proc.communicate(timeout=600)
+                wall = time.perf_counter() - start
+                samples = sampler.stop().samples
+            if proc.returncode != 0:
+                raise SystemExit(f"rekey: the transfer exited {proc.returncode}")
+            return wall, log, [s.t for s in samples], [s.acked for s in samples]
+
+        def estimate(key: tuple[str, str, str], log: str, times: list[float], counts: list[int]) -> float | None:
+            got = rekey.stall_per_rekey(rekey.stalled_s(times, counts), log.count("SSH2_MSG_KEXINIT sent") - 1)
+            if got is not None:
+                per_rekey.setdefault(key, []).append(got)
+            return got
 
         setup = {}
         for kex in kexes:
@@ -91,29 +119,25 @@ def main() -> int:
         for rnd in range(args.rounds):
             for cipher in args.ciphers.split(","):
                 for kex in kexes:
-                    with open(payload, "rb") as stdin:
-                        start = time.perf_counter()
-                        proc = subprocess.Popen(
-                            argv(cipher, kex, "dd of=/dev/null bs=1M 2>/dev/null"),
-                            stdin=stdin,
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE,
-                            text=True,
-                        )
-                        sampler = Sampler(proc.pid, start, interval_s=0.005).start()
-                        _, log = proc.communicate(timeout=600)
-                        wall = time.perf_counter() - start
-                        samples = sampler.stop().samples
-                    if proc.returncode != 0:
-                        raise SystemExit(f"rekey: the transfer exited {proc.returncode}")
+                    wall, log, times, counts = transfer(argv(cipher, kex, "dd of=/dev/null bs=1M 2>/dev/null"))
                     kexes_logged = log.count("SSH2_MSG_KEXINIT sent")
-                    found = stalls([s.t for s in samples], [s.acked for s in samples])
+                    found = stalls(times, counts)
+                    bulk_each = estimate((cipher, kex, "bulk"), log, times, counts)
+                    limit = rekey.PROBE_LIMIT_MAX
+                    probe_size = limit * rekey.PROBE_REKEYS + limit // 2
+                    extra = ("-o", f"RekeyLimit={limit}")
+                    _, plog, ptimes, pcounts = transfer(
+                        argv(cipher, kex, "dd of=/dev/null bs=1M 2>/dev/null", extra), args.size - probe_size
+                    )
+                    probe_each = estimate((cipher, kex, PROBE), plog, ptimes, pcounts)
                     mib_s = args.size / MIB / (wall - setup[kex])
                     rows.setdefault((cipher, kex), []).append((mib_s, kexes_logged, found))
                     shown = ", ".join(f"{at}: {s * 1000:.0f}" for at, s in found[:6])
                     print(
                         f"round {rnd + 1} {cipher.split('@')[0]:<18} {kex:<34} {mib_s:5.0f} MiB/s  key exchanges"
-                        f" {kexes_logged}  stalls (MiB: ms) {shown or 'none'}  (load {os.getloadavg()[0]:.2f})",
+                        f" {kexes_logged}  stalls (MiB: ms) {shown or 'none'}; per rekey: bulk"
+                        f" {(bulk_each or 0) * 1000:.0f} ms, probe {(probe_each or 0) * 1000:.0f} ms"
+                        f"  (load {os.getloadavg()[0]:.2f})",
                         flush=True,
                     )
         print("\nset-up (ssh true, median of 3): " + ", ".join(f"{k} {s * 1000:.0f} ms" for k, s in setup.items()))
@@ -128,6 +152,16 @@ def main() -> int:
                 f"{cipher.split('@')[0]:<18} {kex:<34} {rate:6.0f} {rekeys:6.0f} {len(each) / len(got):6.1f}"
                 f" {statistics.median(each) * 1000 if each else 0:8.0f} {share:6.1%}"
             )
+        print("\nper rekey, the run's estimator (sshbench.rekey.stalled_s / rekeys), medians over rounds:")
+        for (cipher, kex), _ in rows.items():
+            bulk = per_rekey.get((cipher, kex, "bulk"), [])
+            probe = per_rekey.get((cipher, kex, PROBE), [])
+            text = [
+                f"{name} {statistics.median(v) * 1000:.0f} ms ({len(v)})"
+                for name, v in (("bulk", bulk), (PROBE, probe))
+                if v
+            ]
+            print(f"  {cipher.split('@')[0]:<18} {kex:<34} " + ", ".join(text))
     finally:
         cleanup.close()
     return 0

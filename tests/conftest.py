@@ -128,6 +128,9 @@ def compiled_once(tmp_path_factory: pytest.TempPathFactory):
 
 
 CEILINGS = Path("sshbench") / "crypto-ceiling.json"  # under XDG_CACHE_HOME (baselines/crypto_ceiling.py)
+# ... and the rekey probes' stalls (rekey_probe.StallCache): nearly every run has a chacha20-poly1305 row (the client's
+# default), and a probe in each made the suite ~90 s longer
+SHARED_CACHES = (CEILINGS, Path("sshbench") / "rekey-stalls.json")
 
 
 def _merge_ceilings(source: Path, into: Path) -> None:
@@ -149,7 +152,8 @@ def _merge_ceilings(source: Path, into: Path) -> None:
 
 def with_shared_ceilings(cache_home: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A fixture's own XDG_CACHE_HOME, started with the crypto ceilings the session has measured."""
-    _merge_ceilings(tmp_path_factory.getbasetemp() / "shared-cache" / CEILINGS, cache_home / CEILINGS)
+    for name in SHARED_CACHES:
+        _merge_ceilings(tmp_path_factory.getbasetemp() / "shared-cache" / name, cache_home / name)
     return str(cache_home)
 
 
@@ -159,15 +163,16 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     can be checked exactly, even while other processes use /tmp and /dev/shm).
 
     The crypto ceilings (`openssl speed` per primitive, cached per machine as a user's second run finds them)
-    are the one thing tests share: each test's cache starts with those measured so far in the session and
-    hands back what it measured. A cold cache cost ~3 s of every run with baselines (a 2-cipher run: 6.3 s
+    and the rekey probes' stalls (rekey_probe.StallCache) are the one thing tests share: each test's cache starts
+    with those measured so far in the session and hands back what it measured. A cold cache cost ~3 s of every run with baselines (a 2-cipher run: 6.3 s
     cold, 3.2 s warm); tests of the cache itself give it a path of their own."""
     import shutil
     import tempfile
 
     state = tmp_path_factory.mktemp("state")
-    shared = tmp_path_factory.getbasetemp() / "shared-cache" / CEILINGS
-    _merge_ceilings(shared, state / "cache" / CEILINGS)
+    shared = tmp_path_factory.getbasetemp() / "shared-cache"
+    for name in SHARED_CACHES:
+        _merge_ceilings(shared / name, state / "cache" / name)
     shm = Path(tempfile.mkdtemp(prefix="sshbench-test-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     for name in ("tmp", "disk"):
         (state / name).mkdir()
@@ -188,7 +193,8 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
     clean_leftovers()
     shutil.rmtree(shm, ignore_errors=True)
-    _merge_ceilings(state / "cache" / CEILINGS, shared)
+    for name in SHARED_CACHES:
+        _merge_ceilings(state / "cache" / name, shared / name)
 
 
 def sshbench_argv(*args: str) -> list[str]:

@@ -4,6 +4,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli, sshbench_temp_dirs
 from sshbench import summary
 from sshbench.cleanup import Cleanup
@@ -198,3 +200,42 @@ def test_sessions_of_our_sshd_skip_the_users_bashrc_and_find_our_path(tmp_path):
                 assert marker.exists()  # else the first assertion proved nothing about this machine's bash
     finally:
         cleanup.close()
+
+
+def test_chacha20_rates_count_the_default_kexs_rekeys(tmp_path, monkeypatch):
+    """OpenSSH rekeys chacha20-poly1305 every 1 GiB; the run's probe (sshbench.rekey_probe: `-o RekeyLimit`, 4
+    rekeys) measures what one stalls per kex, and the trials' MiB/s count it. On the development VM: 92-144 ms with
+    sntrup761x25519-sha512, 6-15 ms with curve25519-sha256 (docs/clock.md, "Rekeys"). AES rekeys every 64 GiB: not
+    probed, not charged."""
+    monkeypatch.setenv("SSHBENCH_CACHE_DIR", str(tmp_path / "cache"))  # no stall cached: the probes run
+    out = tmp_path / "r.json"
+    kexes = "sntrup761x25519-sha512,curve25519-sha256"
+    ciphers = "chacha20-poly1305@openssh.com,aes128-gcm@openssh.com"
+    args = ("--ciphers", ciphers, "--kex", kexes, "--size", "4M", "--runs", "2", "--warmup", "0", "--no-baselines")
+    done = run_cli("run", *args, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    probes = {p["kex"]: p for p in doc["baselines"]["rekeys"]}
+    assert set(probes) == set(kexes.split(",")), probes
+    for probe in probes.values():
+        assert probe["cipher"] == "chacha20-poly1305@openssh.com" and probe["rekeys"] >= 3, probe
+        assert probe["stall_s"] is not None and "note" not in probe and probe["cached"] is False, probe
+    cached = json.loads((tmp_path / "cache" / "rekey-stalls.json").read_text())  # the next run's, for a day
+    assert sorted(e["stall_s"] for e in cached.values()) == sorted(p["stall_s"] for p in probes.values())
+    # the post-quantum kex's key generation (~75 ms of the client's CPU) against curve25519's (~12)
+    assert probes["curve25519-sha256"]["stall_s"] < probes["sntrup761x25519-sha512"]["stall_s"]
+    assert 0.03 < probes["sntrup761x25519-sha512"]["stall_s"] < 1.0
+    transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"]]
+    for t in transfers:
+        assert t["valid"] and t["rekeys"] == 0, t  # 4 MiB: no rekey of its own
+        if t["cipher"].startswith("chacha20"):
+            assert t["rekey_every_bytes"] == 1 << 30 and t["rekey_stall_s"] == probes[t["kex"]]["stall_s"]
+            assert t["rekey_s"] == pytest.approx(4 / 1024 * t["rekey_stall_s"])
+            assert t["mib_s"] == pytest.approx(4 / (t["data_s"] + t["rekey_s"]))
+        else:
+            assert t["rekey_every_bytes"] is None and t["rekey_s"] is None
+    rows = {(s["cipher"], s["kex"]): s for s in doc["summaries"]}
+    assert rows[("chacha20-poly1305@openssh.com", "sntrup761x25519-sha512")]["rekey_share"] > 0
+    assert rows[("aes128-gcm@openssh.com", "curve25519-sha256")]["rekey_share"] is None
+    assert doc["environment"]["rekeys_counted"] is True
+    assert "clock: chacha20-poly1305@openssh.com rekeys every 1 GiB of data" in done.stdout

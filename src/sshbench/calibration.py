@@ -303,7 +303,7 @@ def follow_measured_rates(
 def _steady_mib_s(t: Trial) -> float | None:
     """A measured transfer's steady rate; None for a warm-up, an invalid trial or another clock."""
     measured = t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.data_clock == STEADY_STATE
-    return t.mib_s if measured else None
+    return t.steady_mib_s if measured else None  # between rekeys: what a trial's size is for (sshbench.rekey)
 
 
 def steady_window_cap(settings: RunSettings) -> float | None:

@@ -85,6 +85,7 @@ class Comparison:
     clocks: list[str | None] = field(default_factory=list)  # per run: summary.run_clock
     omits: list[float | None] = field(default_factory=list)  # per steady-state run: the start-up it left out (s)
     capped: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.steady_window_capped
+    rekeys: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.rekeys_counted
 
     @property
     def run_labels(self) -> list[str]:
@@ -157,6 +158,7 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
         clocks=[summary.run_clock(r.trials) for r in results],
         omits=[summary.steady_omit_s(r) for r in results],
         capped=[summary.steady_window_capped(r) for r in results],
+        rekeys=[summary.rekeys_counted(r) for r in results],
     )
 
 
@@ -182,6 +184,12 @@ def clock_lines(comparison: Comparison) -> list[str]:
             lines.append(
                 f"the steady windows differ ({capped}): the rate moves by a few percent after the omitted start, so "
                 "a difference of that size between these runs can be the clock (docs/clock.md)"
+            )
+        counted = {True: "counted", False: "not counted"}
+        if rekeys := _per_run(comparison, comparison.rekeys, lambda c: counted[c]):
+            lines.append(
+                f"rekeys in the rates differ ({rekeys}): a cipher OpenSSH rekeys every 1 GiB (chacha20-poly1305) "
+                'reads a few percent higher where they are not counted (docs/clock.md, "Rekeys")'
             )
         return lines
     names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}

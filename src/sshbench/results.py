@@ -257,6 +257,13 @@ class Trial:
     machine_busy_cores: float | None = None
     # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
     reader_ended_at: float | None = field(default=None, repr=False)
+    # Rekeys (sshbench.rekey; docs/clock.md "Rekeys"): how many this connection's `ssh -v` logged; the data between
+    # two rekeys of a long transfer with this combination; the run's measured stall per rekey (its probe). With the
+    # last two set, mib_s counts the rekeys this payload would meet in a long transfer (rekey_s). None: runs stored
+    # before it, or a combination whose rekeys were not measured or do not matter (every 16 GiB or more).
+    rekeys: int | None = None
+    rekey_every_bytes: int | None = None
+    rekey_stall_s: float | None = None
 
     @property
     def startup_s(self) -> float | None:
@@ -267,10 +274,29 @@ class Trial:
         return self.whole_data_s - self.data_s
 
     @property
-    def mib_s(self) -> float | None:
+    def rekey_s(self) -> float | None:
+        """The seconds a long transfer spends rekeying per this payload: each stream's share over the data between
+        rekeys, times the stall. None where the connection rekeyed itself: its clock saw its own rekeys."""
+        if self.rekey_every_bytes is None or self.rekey_stall_s is None or self.rekeys:
+            return None
+        raw, wire = self.compressed_raw_bytes, self.compressed_wire_bytes  # compression: rekeys count wire bytes
+        on_wire = self.payload_bytes * (wire / raw if raw and wire else 1.0)
+        return on_wire / max(1, self.combination.streams) / self.rekey_every_bytes * self.rekey_stall_s
+
+    @property
+    def steady_mib_s(self) -> float | None:
+        """The rate between rekeys: payload over data_s (what sizes the next trials: calibration)."""
         if self.kind not in (TrialKind.TRANSFER, TrialKind.RAW_TCP) or not self.data_s or self.data_s <= 0:
             return None
         return self.payload_bytes / MIB / self.data_s
+
+    @property
+    def mib_s(self) -> float | None:
+        """The headline rate: the payload over its data phase (data_s) and the rekeys a long transfer has (rekey_s)."""
+        rate = self.steady_mib_s
+        if rate is None or not self.rekey_s or self.data_s is None:
+            return rate
+        return self.payload_bytes / MIB / (self.data_s + self.rekey_s)
 
     def to_json(self) -> dict:
         combo = self.combination
@@ -297,6 +323,10 @@ class Trial:
             "client_steady_cpu_s": self.client_steady_cpu_s,
             "reader_s": self.reader_s,
             "mib_s": self.mib_s,
+            "rekeys": self.rekeys,
+            "rekey_every_bytes": self.rekey_every_bytes,
+            "rekey_stall_s": self.rekey_stall_s,
+            "rekey_s": self.rekey_s,
             "ssh_reported_s": self.ssh_reported_s,
             "wall_minus_handshake_s": self.wall_minus_handshake_s,
             "received_bytes_at_sink": self.received_bytes_at_sink,

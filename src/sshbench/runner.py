@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import baselines as baseline_hooks
-from sshbench import builds, clock, environment, parallel, placement, summary, why
+from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines import crypto_ceiling
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
@@ -252,6 +252,8 @@ class Runner:
             "steady_omit_s": OMIT_S,
             # its steady windows end at --seconds (sshbench sized the payloads; absent before 2026-11-26: never)
             "steady_window_capped": steady_window_cap(self.settings) is not None,
+            # its rates count the rekeys of a long transfer where they come every 1 GiB (sshbench.rekey; not before)
+            "rekeys_counted": True,
             **(
                 {"builds": self._build_facts(client_builds or {})} if client_builds or len(self.sshd_builds) > 1 else {}
             ),
@@ -336,6 +338,9 @@ class Runner:
         if self.on_plan:
             self.on_plan(len(plan))
         calibration = Calibration(combos, s, sizes)
+        self._rekeys = (
+            rekey_probe.RekeyCosts()
+        )  # measured before the rounds (_probe_rekeys); until then nothing charged
         self._groups = calibration.groups  # a trial that grows grows its group's unmeasured members (share_growth)
         fitted = False
         for index, item in enumerate(plan):
@@ -343,6 +348,7 @@ class Runner:
                 continue
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
+                self._probe_rekeys(target, combos, workdir)  # before the fit, which then counts its time
                 time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
                 # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
                 reserve = self._why_reserve(target, combos)
@@ -645,7 +651,45 @@ class Runner:
                 paths.check_received(trial, files)
         if item.kind == TrialKind.TRANSFER:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
+            self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, where they matter (sshbench.rekey)
         return trial
+
+    def _probe_rekeys(self, primary: Target, combos: list[Combination], workdir) -> None:
+        """The stall of one rekey per key exchange, link and server (sshbench.rekey_probe), where some combination
+        rekeys every 1 GiB (chacha20-poly1305, 3des-cbc; Dropbear and AsyncSSH servers): ~1.1 s a probe."""
+
+        def target_for(combo: Combination) -> Target:
+            return self.targets.get(target_key(combo.server, combo.sshd_build), primary)
+
+        def rate_of(combo: Combination) -> float | None:  # its calibration probe's, to space the probe's rekeys
+            for t in reversed(self.result.trials):
+                if t.combination.cipher == combo.cipher and t.combination.link == combo.link and t.valid:
+                    if rate := t.steady_mib_s or t.late_mib_s:
+                        return rate
+            return None
+
+        if self.settings.server_cpu is not None:  # a CPU quota stops the flow every period: not a rekey's stall
+            self.result.environment["rekeys_counted"] = False
+            return
+        rows = rekey_probe.rows_to_probe(combos, target_for, self._tool_for)
+        if not rows:
+            return
+        self._rekeys = rekey_probe.measure(
+            rows=rows,
+            target_for=target_for,
+            paths_for=lambda c: self._paths.get(target_key(c.server, c.sshd_build), self._files),
+            ssh_for=self._ssh_for,
+            rate_of=rate_of,
+            workdir=workdir,
+            timeout_s=self.settings.trial_timeout_s,
+            env=self.ssh_env,
+            where=self.settings.host or "",
+            client_version=self.result.environment.get("client_ssh_version"),
+        )
+        self.result.baselines["rekeys"] = self._rekeys.entries
+        for trial in self.result.trials:  # a resumed run's trials measured before
+            if not trial.warmup:
+                self._rekeys.charge(trial, target_for(trial.combination))
 
     def _write_tails(self, combos: list[Combination], sizes: dict[Combination, int]) -> None:
         """Before the measured rounds, each payload file their stdin tools read tails of (TrialPaths.tail), at the

@@ -23,6 +23,8 @@ _CLIENT_BANNER_RE = re.compile(r"^(OpenSSH_\S+(?: [^,\n]+)?), (\S+ [\d.]+\S*)", 
 _EXIT_STATUS_RE = re.compile(r"^debug1: Exit status (-?\d+)", re.M)
 # `debug1: compress outgoing: raw data 16781957, compressed 4961549, factor 0.30`
 _COMPRESS_OUT_RE = re.compile(r"^debug1: compress outgoing: raw data (\d+), compressed (\d+)", re.M)
+# one per key exchange this client started or answered: the first, then each rekey (sshbench.rekey)
+_KEXINIT_SENT_RE = re.compile(r"^debug1: SSH2_MSG_KEXINIT sent", re.M)
 
 _KEXINIT_KEYS = {
     "KEX algorithms": "kex",
@@ -79,6 +81,7 @@ class SshLog:
     exit_status: int | None = None
     compress_raw_bytes: int | None = None
     compress_out_bytes: int | None = None
+    rekeys: int | None = None  # key exchanges after the first (None: no KEXINIT logged, e.g. not OpenSSH's -v)
 
 
 def _normalise_mac(mac: str) -> str:
@@ -114,6 +117,8 @@ def parse_ssh_log(text: str) -> SshLog:
         log.exit_status = int(m[-1])
     if m := _COMPRESS_OUT_RE.findall(text):
         log.compress_raw_bytes, log.compress_out_bytes = int(m[-1][0]), int(m[-1][1])
+    if exchanges := len(_KEXINIT_SENT_RE.findall(text)):
+        log.rekeys = exchanges - 1
     return log
 
 

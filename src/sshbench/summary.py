@@ -62,6 +62,11 @@ class Summary:
     # a transfer of any size.
     data_clock: str | None = None
     median_startup_s: float | None = None
+    # Rekeys (sshbench.rekey): the data between two rekeys, the stall one cost (the run's probe), and the share of a
+    # long transfer's time they take, which median_mib_s counts; null where rekeys come every 16 GiB or more.
+    rekey_every_bytes: int | None = None
+    rekey_stall_s: float | None = None
+    rekey_share: float | None = None
 
     def to_json(self) -> dict:
         c = self.combination
@@ -101,6 +106,9 @@ class Summary:
                     "per_stream",
                     "data_clock",
                     "median_startup_s",
+                    "rekey_every_bytes",
+                    "rekey_stall_s",
+                    "rekey_share",
                 )
             },
         }
@@ -196,6 +204,19 @@ def _wire_ratio(trials: list[Trial]) -> float | None:
     return _median_or_none(ratios)
 
 
+def _rekey_figures(trials: list[Trial]) -> dict:
+    """The rows's rekey figures (Summary.rekey_*), from the trials that carry them."""
+    charged = [t for t in trials if t.rekey_every_bytes is not None and t.rekey_stall_s is not None]
+    if not charged:
+        return {}
+    shares = [t.rekey_s / (t.data_s + t.rekey_s) for t in charged if t.rekey_s and t.data_s]
+    return {
+        "rekey_every_bytes": charged[0].rekey_every_bytes,
+        "rekey_stall_s": _median_or_none([t.rekey_stall_s for t in charged if t.rekey_stall_s is not None]),
+        "rekey_share": _median_or_none(shares),
+    }
+
+
 def _clock_of(trials: list[Trial]) -> str | None:
     """The data clock of these trials' rates: the one they share, else "mixed"."""
     clocks = {t.data_clock for t in trials if t.data_clock}
@@ -232,6 +253,15 @@ def steady_omit_s(result: RunResult) -> float | None:
         return None
     recorded = result.environment.get("steady_omit_s")
     return float(recorded) if isinstance(recorded, int | float) else UNRECORDED_OMIT_S
+
+
+def rekeys_counted(result: RunResult) -> bool | None:
+    """Whether a steady-state run's rates count the rekeys of a long transfer (sshbench.rekey); None for another
+    clock. Runs stored before it (2026-11-26) recorded nothing: their chacha20-poly1305 rows read the rate between
+    rekeys, ~4% above a long transfer's with OpenSSH 9.2's default kex."""
+    if run_clock(result.trials) != STEADY_STATE:
+        return None
+    return result.environment.get("rekeys_counted") is True
 
 
 def steady_window_capped(result: RunResult) -> bool | None:
@@ -397,6 +427,7 @@ def summarise_transfers(
                     per_stream=summarise_streams(valid),
                     data_clock=_clock_of(valid),
                     median_startup_s=_median_or_none([t.startup_s for t in valid if t.startup_s is not None]),
+                    **_rekey_figures(valid),
                 )
             )
         else:

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import clock, steady
-from sshbench.progress import Sampler
+from sshbench import clock, rekey, steady
+from sshbench.progress import DEFAULT_INTERVAL_S, Sampler
 from sshbench.results import (
     IMPLICIT_MAC,
     NO_COMPRESSION,
@@ -118,6 +118,8 @@ def run_trial(
     steady_clock: bool = True,
     client_prefix: Sequence[str] = (),
     max_steady_window_s: float | None = None,
+    extra_options: Sequence[str] = (),
+    sample_interval_s: float | None = None,
 ) -> Trial:
     """One connection. `kind == TrialKind.HANDSHAKE` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
@@ -125,7 +127,9 @@ def run_trial(
     where it must differ from ours (--no-aesni sets OPENSSL_ia32cap). `client_prefix`: programs in front of
     the target's own client prefix (TrialOverlay). `steady_clock` False (and any server under
     a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE. `max_steady_window_s`: the
-    steady window's longest stretch (steady.estimate; the runner's calibration.steady_window_cap)."""
+    steady window's longest stretch (steady.estimate; the runner's calibration.steady_window_cap). `extra_options`:
+    ssh options after the combination's (the rekey probe's RekeyLimit); `sample_interval_s`: the progress sampler's
+    (default progress.DEFAULT_INTERVAL_S)."""
     trial = Trial(
         combination=combo,
         kind=kind,
@@ -139,7 +143,7 @@ def run_trial(
         files = TrialFiles(
             local_source=str(source), remote_source=None, remote_sink="/dev/null", local_sink="/dev/null"
         )
-    options = [*target.client_options(), *algorithm_options(combo)]
+    options = [*target.client_options(), *algorithm_options(combo), *extra_options]
     invocation = tool.invocation(ssh, options, target.host_arg(), combo.direction, files, workdir)
     out_path, err_path = workdir / "trial.out", workdir / "trial.err"
     server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
@@ -162,7 +166,8 @@ def run_trial(
         RunningProcess.current = proc
         RunningProcess.running.add(proc)
         # The steady-state clock's samples: the client connection's TCP counters (sshbench.progress)
-        sampler = Sampler(proc.pid, start).start() if kind == TrialKind.TRANSFER else None
+        interval = sample_interval_s or DEFAULT_INTERVAL_S
+        sampler = Sampler(proc.pid, start, interval_s=interval).start() if kind == TrialKind.TRANSFER else None
         timed_out = threading.Event()
 
         def _kill() -> None:
@@ -200,6 +205,7 @@ def run_trial(
     trial.sent_bytes, trial.received_bytes = log.sent_bytes, log.received_bytes
     trial.ssh_reported_s = log.transferred_s
     trial.remote_version = log.remote_version
+    trial.rekeys = log.rekeys
     trial.compressed_raw_bytes, trial.compressed_wire_bytes = log.compress_raw_bytes, log.compress_out_bytes
     if tool.reports_server_side:
         sink = tool.parse_output(stdout, stderr)
@@ -227,6 +233,8 @@ def run_trial(
     if progress is not None:
         samples = progress.samples
         counts = [s.acked if combo.direction == "up" else s.received for s in samples]
+        if trial.rekeys:  # the connection rekeyed (a long payload, or the rekey probe): each rekey's stall, measured
+            trial.rekey_stall_s = rekey.stall_per_rekey(rekey.stalled_s([s.t for s in samples], counts), trial.rekeys)
         if steady_clock and target.quota is None:
             times = [s.t for s in samples]
             estimate = steady.estimate(times, counts, trial.payload_bytes, max_window_s=max_steady_window_s)

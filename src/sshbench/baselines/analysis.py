@@ -284,6 +284,8 @@ def document(result: Any) -> dict:
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
         "why": baselines.get("why"),  # `run --why`: sensitivities with their CIs (baselines/sensitivity.py)
+        # the rekey probes: per key exchange, link and server, the stall one rekey cost (sshbench.rekey_probe)
+        "rekeys": baselines.get("rekeys"),
         "thresholds": {
             "network_fraction": bottleneck.NETWORK_FRACTION,
             "disk_fraction": bottleneck.DISK_FRACTION,

@@ -54,11 +54,38 @@ def clock_notes(result) -> list[str]:
                 "--server-cpu: rates timed by the server's reader, start-up included (under a CPU quota sshd takes "
                 "data in bursts that the connection's counters cannot time; docs/clock.md)"
             ]
+        notes = rekey_notes(result)
         if rows:
-            return [
+            notes.insert(
+                0,
                 f"{len(rows)} combination(s) had no trial long enough for a steady part: their rates include the "
-                "start-up (earlier clock, 'earlier clock' in --wide); use a bigger --size or the adaptive size"
-            ]
-        return []
+                "start-up (earlier clock, 'earlier clock' in --wide); use a bigger --size or the adaptive size",
+            )
+        return notes
     except Exception:
         return []
+
+
+def rekey_notes(result) -> list[str]:
+    """One line per cipher whose rates count rekeys (sshbench.rekey): how often, what one cost, the share."""
+    from sshbench.results import STEADY_STATE
+    from sshbench.summary import summaries
+    from sshbench.units import format_size
+
+    by_cipher: dict[tuple[str, str], list] = {}
+    for s in summaries(result):  # steady rows: an earlier clock's rate has the start-up in it, and its share reads low
+        steady = s.data_clock == STEADY_STATE
+        if steady and s.rekey_every_bytes and s.rekey_stall_s is not None and s.rekey_share is not None:
+            by_cipher.setdefault((s.combination.cipher, s.combination.kex), []).append(s)
+    lines = []
+    for (cipher, kex), rows in by_cipher.items():
+        shares = sorted(s.rekey_share for s in rows)
+        share = (
+            f"{shares[0]:.1%}" if shares[0] == shares[-1] or len(shares) == 1 else f"{shares[0]:.1%}-{shares[-1]:.1%}"
+        )
+        stall = max(s.rekey_stall_s for s in rows)
+        lines.append(
+            f"{cipher} rekeys every {format_size(rows[0].rekey_every_bytes)} of data and each rekey stalled the "
+            f"transfer {stall * 1000:.0f} ms ({kex}): its MiB/s counts them, {share} of a long transfer's time"
+        )
+    return lines

@@ -165,6 +165,7 @@ ENVIRONMENT_TYPES: dict[str, object] = {
     "servers": dict | None,
     "steady_omit_s": float | None,
     "steady_window_capped": bool | None,
+    "rekeys_counted": bool | None,
     "conclusion_config_checked": str | None,
     "conclusion_config_checked_lines": list[str] | None,
     "builds": dict | None,
