@@ -77,15 +77,20 @@ def rekey_notes(result) -> list[str]:
         steady = s.data_clock == STEADY_STATE
         if steady and s.rekey_every_bytes and s.rekey_stall_s is not None and s.rekey_share is not None:
             by_cipher.setdefault((s.combination.cipher, s.combination.kex), []).append(s)
+    several_kex = len({kex for _, kex in by_cipher}) > 1
     lines = []
     for (cipher, kex), rows in by_cipher.items():
         shares = sorted(s.rekey_share for s in rows)
         share = (
-            f"{shares[0]:.1%}" if shares[0] == shares[-1] or len(shares) == 1 else f"{shares[0]:.1%}-{shares[-1]:.1%}"
+            f"-{shares[0]:.1%}"
+            if len(shares) == 1 or shares[0] == shares[-1]
+            else f"-{shares[0]:.1%} to -{shares[-1]:.1%}"
         )
         stall = max(s.rekey_stall_s for s in rows)
+        name = cipher.removesuffix("@openssh.com")  # as the table names it (its legend says so)
+        with_kex = f" with {kex}" if several_kex else ""  # one kex: the set-up line names it
         lines.append(
-            f"{cipher} rekeys every {format_size(rows[0].rekey_every_bytes)} of data and each rekey stalled the "
-            f"transfer {stall * 1000:.0f} ms ({kex}): its MiB/s counts them, {share} of a long transfer's time"
+            f"{name} rekeys every {format_size(rows[0].rekey_every_bytes)}, {stall * 1000:.0f} ms each{with_kex}: "
+            f"counted in its MiB/s ({share})"
         )
     return lines
