@@ -16,15 +16,13 @@ longer. The entry says `cached` and when it was measured."""
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sshbench import rekey
-from sshbench.baselines.crypto_ceiling import cache_dir, machine_key
-from sshbench.osfiles import atomic_write
+from sshbench.baselines.crypto_ceiling import CeilingCache, cache_dir, machine_key
 from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
 from sshbench.targets import Target
 from sshbench.tools import TransferTool, get_tool
@@ -41,18 +39,12 @@ def key_of(combo: Combination) -> tuple[str, ...]:
 CACHE_MAX_AGE_S = 24 * 3600
 
 
-class StallCache:
-    """A JSON file {key: {"stall_s", "rekeys", "rekey_limit_bytes", "cipher", "measured_at"}}; best effort."""
+class StallCache(CeilingCache):
+    """The crypto ceilings' JSON file shape, in a file of its own: {key: {"stall_s", "rekeys", "rekey_limit_bytes",
+    "cipher", "measured_at"}}; best effort both ways."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or cache_dir() / "rekey-stalls.json"
-
-    def load(self) -> dict[str, dict]:
-        try:
-            data = json.loads(self.path.read_text())
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        super().__init__(path or cache_dir() / "rekey-stalls.json")
 
     def get(self, key: str, now: float) -> dict | None:
         entry = self.load().get(key)
@@ -64,13 +56,7 @@ class StallCache:
         return entry
 
     def put(self, key: str, entry: dict) -> None:
-        data = self.load()
-        data[key] = entry
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
-        except OSError:
-            pass  # a read-only home only costs a probe next time
+        self.save({**self.load(), key: entry})
 
 
 def cache_key(combo: Combination, target: Target, where: str, client_version: str | None) -> str:

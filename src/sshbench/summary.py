@@ -205,7 +205,7 @@ def _wire_ratio(trials: list[Trial]) -> float | None:
 
 
 def _rekey_figures(trials: list[Trial]) -> dict:
-    """The rows's rekey figures (Summary.rekey_*), from the trials that carry them."""
+    """The row's rekey figures (Summary.rekey_*), from the trials that carry them."""
     charged = [t for t in trials if t.rekey_every_bytes is not None and t.rekey_stall_s is not None]
     if not charged:
         return {}
