@@ -48,10 +48,14 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
     for t in transfers:
         assert t["valid"], t["invalid_reason"]
         neg = t["negotiated"]
+        # no --kex: the row's kex is the client's default, and its transfers connect with the quickest kex to set
+        # up (plan.setup_kex), which is what they negotiated
+        assert t["kex"] == doc["environment"]["client_default_algorithms"]["negotiated"]["kex"] != "curve25519-sha256"
+        assert t["setup_kex"] == "curve25519-sha256"
         assert (neg["cipher"], neg["mac"], neg["kex"], neg["compression"]) == (
             t["cipher"],
             t["mac"],
-            t["kex"],
+            t["setup_kex"],
             t["compression"],
         )
         assert t["payload_bytes"] == 2 * MIB and t["received_bytes_at_sink"] == 2 * MIB
@@ -73,7 +77,11 @@ def test_two_ciphers_give_valid_trials_with_negotiated_equal_requested(tmp_path)
         for key in ("cipher", "mac", "kex", "median_mib_s", "min_mib_s", "max_mib_s", "cv", "relative_to_fastest"):
             assert key in s
     assert min(s["relative_to_fastest"] for s in summaries.values()) == 1.0
-    assert doc["handshakes"] and doc["handshakes"][0]["median_ms"] > 0
+    # the set-up figure is the row's own kex's; the transfers' clock subtracts a handshake of the kex they used
+    handshakes = {h["kex"]: h for h in doc["handshakes"]}
+    assert set(handshakes) == {transfers[0]["kex"], "curve25519-sha256"}
+    assert all(h["median_ms"] > 0 and h["valid_trials"] == 2 for h in handshakes.values())
+    assert all(t["negotiated"]["kex"] == t["kex"] for t in doc["trials"] if t["kind"] == "handshake")
     assert doc["environment"]["server_ssh_version"].startswith("OpenSSH")
     # nothing left behind, nothing of the user's touched
     assert not sshbench_temp_dirs() - before, "a temp dir was left behind"
@@ -228,6 +236,7 @@ def test_chacha20_rates_count_the_default_kexs_rekeys(tmp_path, monkeypatch):
     transfers = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"]]
     for t in transfers:
         assert t["valid"] and t["rekeys"] == 0, t  # 4 MiB: no rekey of its own
+        assert t["setup_kex"] is None and t["negotiated"]["kex"] == t["kex"]  # --kex: the rows' kex is compared
         if t["cipher"].startswith("chacha20"):
             assert t["rekey_every_bytes"] == 1 << 30 and t["rekey_stall_s"] == probes[t["kex"]]["stall_s"]
             assert t["rekey_s"] == pytest.approx(4 / 1024 * t["rekey_stall_s"])

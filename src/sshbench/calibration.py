@@ -367,9 +367,11 @@ def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
     for t in trials:
         if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
             walls.setdefault(t.combination, []).append(t.wall_s)
-    handshake = [t.wall_s for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
+    handshakes = [t for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
     per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
-    per_round += statistics.median(handshake) if handshake else 0.0
+    if handshakes:  # a round opens with one per shape (two where transfers connect with plan.setup_kex)
+        shapes = len({t.combination.shape for t in handshakes})
+        per_round += shapes * statistics.median(t.wall_s for t in handshakes if t.wall_s is not None)
     return per_round * 1.2
 
 

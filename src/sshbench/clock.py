@@ -132,7 +132,7 @@ def provisional_wall_clock(trial: Trial, trials_so_far: list[Trial], slow_server
         trial.data_s, trial.data_clock = None, None
     if trial.data_s is not None or not trial.valid or trial.wall_s is None:
         return
-    wall, _, _ = handshake_costs(trials_so_far).get(trial.combination.shape, (None, None, None))
+    wall, _, _ = handshake_costs(trials_so_far).get(trial.setup_shape, (None, None, None))
     if wall is not None and trial.wall_s > wall:
         trial.data_s, trial.data_clock = trial.wall_s - wall, WALL_MINUS_HANDSHAKE
 
@@ -146,7 +146,7 @@ def cross_check(trials: list[Trial], slow_server: bool = False) -> None:
     for t in trials:
         if t.kind != TrialKind.TRANSFER or t.wall_s is None:
             continue
-        base = costs.get(t.combination.shape, (None, None, None))[0]
+        base = costs.get(t.setup_shape, (None, None, None))[0]  # the kex it connected with
         if base is None:
             continue
         t.wall_minus_handshake_s = max(t.wall_s - base, 0.0)

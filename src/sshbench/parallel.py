@@ -69,9 +69,10 @@ def run_parallel_trial(
     env: dict[str, str] | None = None,
     client_prefix: Sequence[str] = (),
     max_steady_window_s: float | None = None,
+    setup_kex: str | None = None,
 ) -> Trial:
-    """One parallel trial of `item.combination.streams` streams (`client_prefix`, `max_steady_window_s`: as
-    run_trial's, for each stream). A handshake
+    """One parallel trial of `item.combination.streams` streams (`client_prefix`, `max_steady_window_s`,
+    `setup_kex`: as run_trial's, for each stream). A handshake
     trial opens N empty connections together (through the same barrier): the fixed cost the N-stream
     transfers' wall time also contains."""
     combo, kind = item.combination, item.kind
@@ -86,6 +87,7 @@ def run_parallel_trial(
         warmup=item.warmup,
         payload_bytes=share * n,
         started_at=time.time(),
+        setup_kex=setup_kex,
     )
     results: list[Trial | None] = [None] * n
     failures: list[str | None] = [None] * n
@@ -115,6 +117,7 @@ def run_parallel_trial(
                 files=files[index],
                 client_prefix=client_prefix,
                 max_steady_window_s=max_steady_window_s,
+                setup_kex=setup_kex,
             )
         except Exception as err:  # a stream that could not even start: the trial says which
             failures[index] = f"{type(err).__name__}: {err}"

@@ -95,7 +95,9 @@ class RekeyCosts:
         if not rekey.matters(interval) or stall is None:
             return
         trial.rekey_every_bytes = interval
-        if trial.rekey_stall_s is None:  # a connection that rekeyed keeps its own measured stall
+        # a connection that rekeyed keeps its own measured stall, unless it was set up with another kex than the
+        # row's (plan.setup_kex): the row's kex is what a long transfer rekeys with
+        if trial.rekey_stall_s is None or trial.setup_kex:
             trial.rekey_stall_s = stall
 
 

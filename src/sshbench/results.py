@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -264,6 +264,16 @@ class Trial:
     rekeys: int | None = None
     rekey_every_bytes: int | None = None
     rekey_stall_s: float | None = None
+    # The kex this transfer's connection was set up with where it is not the row's own (sshbench.plan.setup_kex):
+    # with no --kex, a transfer row's kex is what the user's ssh would negotiate, which sets only the set-up's
+    # length (sntrup761x25519-sha512 ~0.23 s here, curve25519-sha256 ~0.14) and the rekeys (charged from a probe
+    # with the row's own kex): the data phase does not depend on it. None: the row's own kex (and older runs).
+    setup_kex: str | None = None
+
+    @property
+    def setup_shape(self) -> tuple[str | int, ...]:
+        """The shape of the connection this trial made: its combination's, with the kex it was set up with."""
+        return replace(self.combination, kex=self.setup_kex).shape if self.setup_kex else self.combination.shape
 
     @property
     def startup_s(self) -> float | None:
@@ -276,8 +286,10 @@ class Trial:
     @property
     def rekey_s(self) -> float | None:
         """The seconds a long transfer spends rekeying per this payload: each stream's share over the data between
-        rekeys, times the stall. None where the connection rekeyed itself: its clock saw its own rekeys."""
-        if self.rekey_every_bytes is None or self.rekey_stall_s is None or self.rekeys:
+        rekeys, times the stall. None where the connection rekeyed itself with the row's own kex: its clock saw its
+        own rekeys. One set up with another kex (setup_kex: curve25519-sha256, whose rekeys stalled 7-17 ms here
+        against 77-135 for sntrup761x25519-sha512) is charged the row's kex's stall all the same."""
+        if self.rekey_every_bytes is None or self.rekey_stall_s is None or (self.rekeys and not self.setup_kex):
             return None
         raw, wire = self.compressed_raw_bytes, self.compressed_wire_bytes  # compression: rekeys count wire bytes
         on_wire = self.payload_bytes * (wire / raw if raw and wire else 1.0)
@@ -304,6 +316,7 @@ class Trial:
             "kind": self.kind,
             **combo.axis_values(),
             "negotiated": asdict(self.negotiated),
+            "setup_kex": self.setup_kex,
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,
             "repetition": self.repetition,

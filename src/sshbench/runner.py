@@ -50,6 +50,7 @@ from sshbench.plan import (
     measured_round,
     plan_matrix,
     schedule,
+    setup_kex,
     target_key,
 )
 from sshbench.results import NO_COMPRESSION, NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
@@ -108,6 +109,7 @@ class Runner:
         # Why the default --why experiment was left out (the budget). A resumed run keeps its run's decision, stored
         # with the run's notices when it stopped (a resume fits nothing again).
         self._why_no_room = resume_from is not None and WHY_NO_ROOM_NOTICE in resume_from.notices
+        self._setup_kexes: dict[Combination, str] = {}  # transfers set up with another kex (plan.setup_kex)
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -239,7 +241,10 @@ class Runner:
             if unpinned := placement.choose(s.pin, self.target_spec.most_streams)[1]:
                 self.result.notices.append(unpinned)
         combos = plan_matrix(self.targets, self.tools, self.settings, self.result.notices, client_builds)
-        handshakes = handshake_combinations(combos) + kex_handshakes(combos, client_builds, self.targets)
+        self._setup_kexes = self._setup_kexes_for(combos, target)
+        handshakes = handshake_combinations(combos, self._setup_kexes) + kex_handshakes(
+            combos, client_builds, self.targets
+        )
         self.result.combinations = combos
         self.result.environment = {
             **environment.collect(self.target_spec.ssh),
@@ -421,7 +426,7 @@ class Runner:
                 break
             answer_only += chosen != needing
             needing = chosen
-            plan = measured_round(needing, handshake_combinations(needing), rounds, rng)
+            plan = measured_round(needing, handshake_combinations(needing, self._setup_kexes), rounds, rng)
             total = done + len(plan)
             if self.on_plan:
                 self.on_plan(total)
@@ -612,6 +617,8 @@ class Runner:
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
         window_cap = steady_window_cap(self.settings)  # the same stretch of every trial's connection
+        # a transfer connects with the quickest kex to set up where the run does not measure kex (plan.setup_kex)
+        setup_kex = self._setup_kexes.get(combo) if item.kind == TrialKind.TRANSFER else None
         if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
             overlay.prepare(target, combo)
             trial = parallel.run_parallel_trial(
@@ -626,6 +633,7 @@ class Runner:
                 env=self.ssh_env,
                 client_prefix=overlay.client_prefix,
                 max_steady_window_s=window_cap,
+                setup_kex=setup_kex,
             )
         else:
             files = paths.for_trial(combo, item.kind, size, tail_ok=tool.source_on_stdin)
@@ -646,6 +654,7 @@ class Runner:
                 files=files,
                 client_prefix=overlay.client_prefix,
                 max_steady_window_s=window_cap,
+                setup_kex=setup_kex,
             )
             if item.kind == TrialKind.TRANSFER:
                 paths.check_received(trial, files)
@@ -653,6 +662,18 @@ class Runner:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
             self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, where they matter (sshbench.rekey)
         return trial
+
+    def _setup_kexes_for(self, combos: list[Combination], primary: Target) -> dict[Combination, str]:
+        """The kex each transfer connects with instead of its own (plan.setup_kex): none where the run measures
+        kex (--kex), where the rows' kex is what is compared."""
+        if self.settings.kex:
+            return {}
+        out: dict[Combination, str] = {}
+        for combo in combos:
+            target = self.targets.get(target_key(combo.server, combo.sshd_build), primary)
+            if kex := setup_kex(combo, target.client_algorithms().kex, target.server_algorithms().kex):
+                out[combo] = kex
+        return out
 
     def _probe_rekeys(self, primary: Target, combos: list[Combination], workdir) -> None:
         """The stall of one rekey per key exchange, link and server (sshbench.rekey_probe), where some combination

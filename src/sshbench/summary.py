@@ -132,6 +132,9 @@ class HandshakeSummary:
     streams: int = 1  # -P N: N connections set up together
     ssh_build: str = ""  # a build sweep: the client / server build's label (sshbench.builds)
     sshd_build: str = ""
+    # No row has this kex: only the transfers connected with it (plan.setup_kex), and their wall-minus-handshake
+    # clock subtracts this; the rows' own set-up is their kex's line
+    setup_only: bool = False
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -409,20 +412,20 @@ def summarise_transfers(
                         [
                             x
                             for t in valid
-                            if (x := client_cpu_per_gib(t, fixed_costs.get(combo.shape, (None,) * 3)[1])) is not None
+                            if (x := client_cpu_per_gib(t, fixed_costs.get(t.setup_shape, (None,) * 3)[1])) is not None
                         ]
                     ),
                     server_cpu_s_per_gib=_cpu_per_gib(
                         valid,
                         "server_cpu_s",
-                        fixed_costs.get(combo.shape, (None,) * 3)[2] if _connection_scoped(valid) else None,
+                        fixed_costs.get(valid[0].setup_shape, (None,) * 3)[2] if _connection_scoped(valid) else None,
                     ),
                     wire_ratio=_wire_ratio(valid),
                     median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
                     median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
                     wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
                     cpu_s_per_gib_ci95=_cpu_ci(
-                        valid, fixed_costs.get(combo.shape, (None,) * 3), _connection_scoped(valid)
+                        valid, fixed_costs.get(valid[0].setup_shape, (None,) * 3), _connection_scoped(valid)
                     ),
                     per_stream=summarise_streams(valid),
                     data_clock=_clock_of(valid),
@@ -511,6 +514,8 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
             groups[t.combination.shape].append(t)
     out = []
     names = [axis.name for axis in AXES if axis.connection]  # the shape's axes, in its order (results.AXES)
+    row_kexes = {t.combination.kex for t in trials if t.kind == TrialKind.TRANSFER}
+    setup_kexes = {t.setup_kex for t in trials if t.setup_kex} - row_kexes
     for shape, group in groups.items():
         walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
         cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
@@ -522,9 +527,10 @@ def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
                 max_ms=walls[-1] if walls else None,
                 client_cpu_ms=_median_or_none(cpus),
                 **dict(zip(names, shape, strict=True)),
+                setup_only=group[0].combination.kex in setup_kexes,
             )
         )
-    out.sort(key=lambda h: (h.median_ms is None, h.median_ms or 0.0))
+    out.sort(key=lambda h: (h.setup_only, h.median_ms is None, h.median_ms or 0.0))  # the rows' own set-up first
     return out
 
 

@@ -27,15 +27,16 @@ from sshbench.targets.base import Target
 from sshbench.tools.base import TransferTool, TrialFiles
 
 
-def algorithm_options(combo: Combination) -> list[str]:
+def algorithm_options(combo: Combination, setup_kex: str | None = None) -> list[str]:
     """Pin every algorithm so that nothing is left to negotiation (and -v shows what was used).
     As -o options, which ssh, scp, sftp and rsync's `-e ssh` all accept (scp and sftp have no -m);
-    command-line -o options take precedence over any ssh_config."""
+    command-line -o options take precedence over any ssh_config. `setup_kex`: the kex to connect with
+    instead of the combination's (sshbench.plan.setup_kex)."""
     opts = [
         "-o",
         f"Ciphers={combo.cipher}",
         "-o",
-        f"KexAlgorithms={combo.kex}",
+        f"KexAlgorithms={setup_kex or combo.kex}",
         "-o",
         "Compression=" + ("no" if combo.compression == NO_COMPRESSION else "yes"),
     ]
@@ -48,10 +49,16 @@ def ssh_argv(ssh: str, target: Target, combo: Combination, command: str) -> list
     return [ssh, *target.client_options(), *algorithm_options(combo), "-v", *target.destination(), command]
 
 
-def check_negotiated(combo: Combination, negotiated: Negotiated) -> str | None:
-    """Why the negotiated algorithms disqualify a trial, or None if they are what was asked."""
+def check_negotiated(combo: Combination, negotiated: Negotiated, setup_kex: str | None = None) -> str | None:
+    """Why the negotiated algorithms disqualify a trial, or None if they are what was asked (the kex: `setup_kex`
+    where the trial was set up with another than the combination's)."""
     expected_compression = combo.compression
-    wanted = {"kex": combo.kex, "cipher": combo.cipher, "mac": combo.mac, "compression": expected_compression}
+    wanted = {
+        "kex": setup_kex or combo.kex,
+        "cipher": combo.cipher,
+        "mac": combo.mac,
+        "compression": expected_compression,
+    }
     got = {
         "kex": negotiated.kex,
         "cipher": negotiated.cipher,
@@ -120,6 +127,7 @@ def run_trial(
     max_steady_window_s: float | None = None,
     extra_options: Sequence[str] = (),
     sample_interval_s: float | None = None,
+    setup_kex: str | None = None,
 ) -> Trial:
     """One connection. `kind == TrialKind.HANDSHAKE` moves an empty file through the same command, so its wall
     time is the fixed cost a transfer's wall time also contains. `files` says where the data comes
@@ -129,7 +137,8 @@ def run_trial(
     a CPU quota of ours, --server-cpu): the earlier clock, see clock.QUOTA_NOTE. `max_steady_window_s`: the
     steady window's longest stretch (steady.estimate; the runner's calibration.steady_window_cap). `extra_options`:
     ssh options after the combination's (the rekey probe's RekeyLimit); `sample_interval_s`: the progress sampler's
-    (default progress.DEFAULT_INTERVAL_S)."""
+    (default progress.DEFAULT_INTERVAL_S). `setup_kex`: the kex to connect with instead of the combination's
+    (sshbench.plan.setup_kex; recorded as Trial.setup_kex and checked against what was negotiated)."""
     trial = Trial(
         combination=combo,
         kind=kind,
@@ -137,13 +146,14 @@ def run_trial(
         warmup=warmup,
         payload_bytes=payload_bytes if kind == TrialKind.TRANSFER else 0,
         started_at=time.time(),
+        setup_kex=setup_kex if setup_kex != combo.kex else None,
     )
     if files is None:
         source = payload if (kind == TrialKind.TRANSFER and payload is not None) else Path(os.devnull)
         files = TrialFiles(
             local_source=str(source), remote_source=None, remote_sink="/dev/null", local_sink="/dev/null"
         )
-    options = [*target.client_options(), *algorithm_options(combo), *extra_options]
+    options = [*target.client_options(), *algorithm_options(combo, setup_kex), *extra_options]
     invocation = tool.invocation(ssh, options, target.host_arg(), combo.direction, files, workdir)
     out_path, err_path = workdir / "trial.out", workdir / "trial.err"
     server_cpu_before = None if tool.reports_server_side else target.server_cpu_total()
@@ -292,7 +302,7 @@ def _invalid_reason(
             why = lines[-1] if lines else "no message"
         return f"{tool.program} exited with status {trial.exit_status}: {why}"
     # A tool with its own SSH client (rclone) prints no ssh -v: what it negotiated cannot be checked.
-    mismatch = check_negotiated(combo, trial.negotiated) if tool.client_name is None else None
+    mismatch = check_negotiated(combo, trial.negotiated, trial.setup_kex) if tool.client_name is None else None
     if mismatch:
         return mismatch
     if trial.kind == TrialKind.TRANSFER:

@@ -195,7 +195,9 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
         slower, side = min(
             ((c, n) for c, n in ((ceiling, "client"), (server_ceiling, "server")) if c), default=(None, None)
         )
-        client_cores, server_cores = _cpu_cores(measured_by_combo.get(combo, []), handshake_cpu.get(combo.kex))
+        measured = measured_by_combo.get(combo, [])
+        setup_kex = next((t.setup_kex for t in measured if t.setup_kex), combo.kex)  # the kex it connected with
+        client_cores, server_cores = _cpu_cores(measured, handshake_cpu.get(setup_kex))
         rate = s.median_mib_s
         # Emulated links: compare with the control measured over the same link, and that link's RTT.
         combo_raw = raw_per_link[combo.link].median_mib_s if combo.link in raw_per_link else raw_rate

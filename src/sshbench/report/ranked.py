@@ -54,7 +54,8 @@ def rounds_text(result: RunResult) -> str:
 def handshake_label(h: HandshakeSummary) -> str:
     """A set-up row's kex, with its builds in a build sweep (`mlkem768x25519-sha256 (10.0p2 -> 10.0p2)`)."""
     ssh, sshd = (cells.build(b) if b else "" for b in (h.ssh_build, h.sshd_build))
-    return h.kex + (f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else "")
+    builds = f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else ""
+    return h.kex + builds + (" (what the transfers connected with)" if h.setup_only else "")
 
 
 def handshake_rows(report: Report) -> list[list[str]]:

@@ -206,8 +206,9 @@ def handshake_lines(result: RunResult, most: int = 3) -> list[str] | None:
     if any(len({getattr(h, f, None) for h in handshakes}) > 1 for f in _HANDSHAKE_AXES):
         return None
     return [
-        f"set-up (a connection with no data): {h.kex} {cells.number(h.median_ms, '.0f')} ms "
-        f"({cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}), client CPU {cells.number(h.client_cpu_ms, '.0f')} ms"
+        f"{'set-up the transfers used' if h.setup_only else 'set-up (a connection with no data)'}: {h.kex} "
+        f"{cells.number(h.median_ms, '.0f')} ms ({cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}), "
+        f"client CPU {cells.number(h.client_cpu_ms, '.0f')} ms"
         for h in handshakes
     ]
 
@@ -257,7 +258,7 @@ def handshake_table(result: RunResult) -> Table | None:
             else []
         )
         table.add_row(
-            h.kex,
+            ranked.handshake_label(h),
             *setup,
             cells.number(h.median_ms, ".0f"),
             f"{cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}",
