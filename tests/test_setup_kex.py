@@ -87,3 +87,33 @@ def test_the_rekey_charge_is_the_rows_kexs_stall_for_a_trial_set_up_with_another
     other = replace(fixed, setup_kex=SETUP_KEX)
     costs.charge(other, FakeTarget())
     assert other.rekey_every_bytes == 1 << 30 and other.rekey_stall_s == 0.1
+
+
+def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transfers_used():
+    from fakes import constructed_run
+    from sshbench import summary
+    from sshbench.report import ranked
+    from sshbench.report.table import handshake_lines
+
+    result = constructed_run(kex=SNTRUP)
+    for t in result.trials:
+        t.setup_kex = SETUP_KEX
+    # the quicker one measured first: the order is the rows' own kex first all the same
+    result.trials += [
+        _handshake(k, w, c, r) for r in range(3) for k, w, c in ((SETUP_KEX, 0.14, 0.01), (SNTRUP, 0.23, 0.08))
+    ]
+    result.cache.clear()
+    handshakes = summary.handshakes(result)
+    assert [(h.kex, h.setup_only) for h in handshakes] == [(SNTRUP, False), (SETUP_KEX, True)]
+    lines = handshake_lines(result)
+    assert lines is not None and len(lines) == 2
+    assert lines[0].startswith(f"set-up (a connection with no data): {SNTRUP} 230 ms")
+    assert lines[1].startswith(f"set-up the transfers used: {SETUP_KEX} 140 ms")
+    assert len(lines[1]) <= 100
+    assert ranked.handshake_label(handshakes[1]) == f"{SETUP_KEX} (what the transfers connected with)"
+    # runs stored before it (no trial with a setup_kex): one line, the rows' own
+    for t in result.trials:
+        t.setup_kex = None
+    result.trials = [t for t in result.trials if t.combination.kex == SNTRUP]
+    result.cache.clear()
+    assert [h.setup_only for h in summary.handshakes(result)] == [False]
