@@ -242,6 +242,38 @@ def test_a_trial_that_grows_grows_its_groups_members_not_yet_measured():
     assert sizes[other] == 192 * MIB  # another cipher's group: untouched
 
 
+def test_a_measured_steady_rate_shrinks_its_groups_members_not_yet_measured_with_room_for_a_faster_mac():
+    """--full sizes a cipher's MACs from one probe, whose rate sized the first round at up to 2-3x what the rows
+    needed: the first of them measured shrinks the others not yet run, to what 1.6x its rate needs."""
+    from dataclasses import replace
+
+    from sshbench.calibration import share_shrink
+    from sshbench.plan import calibration_groups
+    from sshbench.settings import RunSettings
+
+    ctr = [replace(COMBO, cipher="aes192-ctr", mac=mac) for mac in ("hmac-sha2-512", "umac-64-etm@openssh.com", "x")]
+    other = replace(COMBO, cipher="aes256-ctr", mac="hmac-sha1")
+    groups = calibration_groups([*ctr, other])
+    settings = RunSettings(seconds=0.25)
+    sizes = {c: 768 * MIB for c in [*ctr, other]}
+    first = replace(_trial(0, 400, STEADY_STATE), combination=ctr[0])  # 400 MiB/s at 768 MiB: 1.9 s
+    earlier = replace(_trial(0, 600, STEADY_STATE), combination=ctr[2])
+    sizes[ctr[2]] = 448 * MIB  # measured before: its own rates size it
+    share_shrink(sizes, first, groups, [earlier, first], settings)
+    assert sizes[ctr[1]] == 384 * MIB  # 1.6 x 400 x (0.25 + 0.3) + 2 = 354 MiB, up the ladder
+    assert sizes[ctr[0]] == 768 * MIB  # its own: follow_measured_rates' business
+    assert sizes[ctr[2]] == 448 * MIB and sizes[other] == 768 * MIB
+    sizes[ctr[1]] = 448 * MIB  # within a quarter of what it would shrink to: no new size
+    share_shrink(sizes, first, groups, [earlier, first], settings)
+    assert sizes[ctr[1]] == 448 * MIB
+    unsteady = replace(_trial(1, 100, "server-reader", NO_STEADY_PART), combination=ctr[0])
+    sizes[ctr[1]] = 768 * MIB
+    share_shrink(sizes, unsteady, groups, [earlier, first, unsteady], settings)
+    assert sizes[ctr[1]] == 768 * MIB  # no steady rate: nothing to size from
+    share_shrink(sizes, first, groups, [earlier, first], RunSettings(seconds=0.25, size=768 * MIB))
+    assert sizes[ctr[1]] == 768 * MIB  # the user's --size
+
+
 def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
     from sshbench.compare import clock_lines, compare_runs
     from sshbench.report.notes import clock_notes
@@ -524,3 +556,19 @@ def test_the_why_reserves_spare_is_what_its_long_end_holds_over_the_typical_stre
     assert reserve.spare_after(no_trials) == pytest.approx(10 * 0.65 * (2.0 - WHY_TYPICAL_STRETCH))
     assert Reserve(trials=0, data_s_each=0.55, stretch=2.0).spare_after(no_trials) == 0.0  # no experiment: none
     assert Reserve(trials=10, data_s_each=0.55, stretch=1.2).spare_after(no_trials) == 0.0
+
+
+def test_the_cost_models_set_up_leaves_the_start_up_to_its_own_figure_and_a_negative_start_up_counts_as_none():
+    from sshbench.calibration import DEFAULT_STARTUP_S, setup_overheads, startup_loss_s
+
+    steady_trial = _trial(0, 500, STEADY_STATE)  # 100 MiB: data_s 0.2 s on the steady clock
+    steady_trial.whole_data_s, steady_trial.wall_s = 0.3, 0.45  # 0.1 s of start-up, 0.15 s of set-up
+    short = _trial(1, 400, "server-reader", NO_STEADY_PART)  # its data_s is the whole data phase
+    short.wall_s = 0.25 + 0.15
+    assert setup_overheads([steady_trial, short]) == pytest.approx([0.15, 0.15])  # not 0.25: no start-up in it
+    assert steady_trial.startup_s == pytest.approx(0.1)
+    odd = _trial(2, 13, STEADY_STATE)  # 3des-cbc's 16 MiB probe: its reader's clock shorter than payload / rate
+    odd.whole_data_s = odd.data_s - 0.13
+    assert startup_loss_s([odd]) == DEFAULT_STARTUP_S  # one reading is not a figure
+    assert startup_loss_s([odd, steady_trial, steady_trial]) == pytest.approx(0.1)  # the odd one read as 0
+    assert startup_loss_s([odd, odd, steady_trial]) == 0.0  # never below 0

@@ -165,16 +165,16 @@ class Calibration:
         loss. Predicting `overhead + target` instead fitted 0.29 s where the rounds then ran 0.58 s data
         phases: a default run's rounds overran their budget by ~7 s."""
         s = self.settings
-        warm = [(t.kind, t.wall_s, t.data_s) for t in trials if t.warmup and t.valid]
-        overheads = [w - d for kind, w, d in warm if kind == TrialKind.TRANSFER and w is not None and d is not None]
+        warm = [t for t in trials if t.warmup and t.valid]
+        overheads = setup_overheads([t for t in warm if t.kind == TrialKind.TRANSFER])
         if not (s.adaptive and s.fit_seconds and self.probe_rates and overheads):
             return None
         walls: dict[str, float] = {
-            kind: statistics.median([w for k, w, _ in warm if k == kind and w is not None] or [1.0])
+            kind: statistics.median([t.wall_s for t in warm if t.kind == kind and t.wall_s is not None] or [1.0])
             for kind in {item.kind for item in rest}
         }
         overhead = statistics.median(overheads)
-        startup = statistics.median([x for t in trials if (x := t.startup_s) is not None] or [DEFAULT_STARTUP_S])
+        startup = startup_loss_s(trials)
         rates = {m: rate for combo, rate in self.probe_rates.items() for m in self.groups.get(combo, [combo])}
 
         def data_s(combo: Combination, target: float) -> float:
@@ -228,7 +228,7 @@ class Calibration:
         if at_floor > 0.9 * time_left_s:
             rounds_fit = f"(the floor) for {s.runs} rounds: the run may overrun (they need ~{at_floor:.0f} s, "
             rounds_fit += f"{max(time_left_s, 0):.0f} s are left)"
-        elif floor == SHORTEST_FIT_S:
+        elif floor == SHORTEST_FIT_S or cost(target, planned) > 0.9 * time_left_s:  # at FIT_FLOOR_S: 3 fit, 5 not
             rounds_fit = f"to fit the {s.runs} minimum rounds of {len(transfers) // s.runs} transfers"
         else:
             rounds_fit = f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
@@ -268,12 +268,33 @@ class Reserve:
     def cost_after(self, trials: list[Trial]) -> float:
         """`cost` with the overhead and start-up the run's measured transfers took."""
         measured = [t for t in trials if t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.data_s]
-        overheads = [t.wall_s - t.data_s for t in measured if t.wall_s is not None and t.data_s is not None]
-        startups = [x for t in measured if (x := t.startup_s) is not None]
-        return self.cost(
-            statistics.median(overheads) if overheads else 1.0,
-            statistics.median(startups) if startups else DEFAULT_STARTUP_S,
-        )
+        overheads = setup_overheads(measured)
+        return self.cost(statistics.median(overheads) if overheads else 1.0, startup_loss_s(measured))
+
+
+def setup_overheads(transfers: list[Trial]) -> list[float]:
+    """Each transfer's time outside its whole data phase (start-up included): the connection's set-up and end.
+    Not wall minus `data_s`: a steady-state trial's data_s leaves the start-up out, which the cost models add
+    on their own (startup_loss_s), and counted it twice."""
+    out = []
+    for t in transfers:
+        whole = t.whole_data_s if t.data_clock == STEADY_STATE else t.data_s
+        if t.wall_s is not None and whole is not None:
+            out.append(t.wall_s - whole)
+    return out
+
+
+def startup_loss_s(trials: list[Trial]) -> float:
+    """The median time a transfer's start lost against its steady rate (Trial.startup_s), each at least 0;
+    DEFAULT_STARTUP_S before any trial measured one. Why at least 0: a slow cipher's 16 MiB probe can read a
+    negative one (3des-cbc: -0.13 s, its reader's clock shorter than payload over the steady rate). Taken as it
+    was, that one probe was `--full`'s whole figure, and its cost model then counted 0.23 s too little for each of
+    its 345 trials: it fitted a 0.25 s data phase for 5 rounds, and its 3 rounds took 337 s of a 270 s budget."""
+    losses = [max(x, 0.0) for t in trials if (x := t.startup_s) is not None]
+    return statistics.median(losses) if len(losses) >= MIN_STARTUP_READINGS else DEFAULT_STARTUP_S
+
+
+MIN_STARTUP_READINGS = 3  # fewer: DEFAULT_STARTUP_S (a run's warm-up probes are mostly too short to have one)
 
 
 def follow_measured_rates(
@@ -344,6 +365,36 @@ def grow_if_too_short(sizes: dict[Combination, int], trial: Trial, settings: Run
             max(2 * sizes[combo], steady_size(late, settings.seconds, settings.max_size)) if late else 4 * sizes[combo]
         )
         sizes[combo] = max(sizes[combo], min(wanted, settings.max_size))
+
+
+# How much faster one member of a calibration group may run than another: its ciphers' MACs (aes128-ctr with umac-64
+# against hmac-sha2-512: ~1.6x here, plan.calibration_key).
+GROUP_RATE_SPREAD = 1.6
+
+
+def share_shrink(
+    sizes: dict[Combination, int], trial: Trial, groups: dict[Combination, list[Combination]], trials: list[Trial],
+    settings: RunSettings,
+) -> None:  # fmt: skip
+    """A measured transfer with a steady rate: the members of its calibration group with no measured transfer yet
+    shrink to what GROUP_RATE_SPREAD times its median steady rate needs, where that is SHRINK_AT of their size or
+    less. Why: the group's one probe is a connection's start, and its rate sized `--full`'s first round at up to 2-3
+    times what the rows needed (aes192-ctr's 16 MACs at 768 MiB each, at ~490 MiB/s: 1.6 s data phases for a 0.55 s
+    target); that round took 123 s where the next two took 99 and 104. A member faster than the spread allows has
+    no steady part, and grows by itself (grow_if_too_short). The same conditions as follow_measured_rates."""
+    combo = trial.combination
+    adaptive_size = settings.size is None and settings.file is None
+    if not (adaptive_size and settings.server_cpu is None and _steady_mib_s(trial)):
+        return
+    members = next((m for m in groups.values() if combo in m), [])
+    rates = [rate for t in trials if t.combination == combo and (rate := _steady_mib_s(t))]
+    if len(members) < 2 or not rates:
+        return
+    wanted = steady_size(GROUP_RATE_SPREAD * statistics.median(rates), settings.seconds, settings.max_size)
+    measured = {t.combination for t in trials if not t.warmup and t.kind == TrialKind.TRANSFER}
+    for member in members:
+        if member not in measured and member in sizes and wanted <= SHRINK_AT * sizes[member]:
+            sizes[member] = wanted
 
 
 def share_growth(

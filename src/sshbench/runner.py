@@ -30,6 +30,7 @@ from sshbench.calibration import (
     link_probe_size,
     round_cost,
     share_growth,
+    share_shrink,
     steady_window_cap,
 )
 from sshbench.cleanup import Cleanup, signals_raise
@@ -556,6 +557,7 @@ class Runner:
         decide anything. Once: a second short trial only grows the next ones. A trial with a steady rate sizes
         its combination's next ones from its measured rates (calibration.follow_measured_rates)."""
         follow_measured_rates(sizes, trial, self.result.trials, self.settings)
+        share_shrink(sizes, trial, self._groups, self.result.trials, self.settings)
         before = sizes.get(trial.combination)
         grow_if_too_short(sizes, trial, self.settings)
         if trial.warmup or trial.steady_note != NO_STEADY_PART or sizes.get(trial.combination) == before:
