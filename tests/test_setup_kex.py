@@ -117,3 +117,35 @@ def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transf
     result.trials = [t for t in result.trials if t.combination.kex == SNTRUP]
     result.cache.clear()
     assert [h.setup_only for h in summary.handshakes(result)] == [False]
+
+
+def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_size(monkeypatch):
+    """An adaptive round's handshakes are shaped like its first transfer (plan.handshake_combinations), and the
+    setup kex's one is a combination no payload was sized for (a default run's 4th round failed on it)."""
+    from types import SimpleNamespace
+
+    from fakes import FakeTarget
+    from sshbench import runner as runner_module
+    from sshbench.plan import ScheduledTrial, target_key
+    from sshbench.settings import RunSettings
+    from sshbench.tools.base import TrialFiles
+
+    run = runner_module.Runner(RunSettings())
+    target = FakeTarget()
+    files = TrialFiles(local_source="/dev/null", remote_source=None, remote_sink="/dev/null", local_sink="/dev/null")
+    run._paths = {target_key("openssh", ""): SimpleNamespace(for_trial=lambda *args, **kwargs: files)}  # type: ignore[dict-item]
+    run.targets = {target_key("openssh", ""): target}
+    run._files = run._paths[target_key("openssh", "")]  # type: ignore[assignment]
+    calls: list[dict] = []
+
+    def fake_run_trial(**kwargs) -> Trial:
+        calls.append(kwargs)
+        return Trial(kwargs["combo"], kwargs["kind"], kwargs["repetition"], False, 0, 0.0, exit_status=0, valid=True)
+
+    monkeypatch.setattr(runner_module, "run_trial", fake_run_trial)
+    handshake = replace(GCM, cipher="aes256-gcm@openssh.com", kex=SETUP_KEX)  # not among the sizes
+    sizes = {GCM: 64 * MIB}
+    trial = run._one(target, ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), sizes, None, None)  # type: ignore[arg-type]
+    assert trial.combination == handshake and calls[0]["payload_bytes"] == 0 and calls[0]["setup_kex"] is None
+    with pytest.raises(KeyError):  # a transfer keeps needing its size
+        run._one(target, ScheduledTrial(handshake, TrialKind.TRANSFER, 3, False), sizes, None, None)  # type: ignore[arg-type]

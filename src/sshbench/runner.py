@@ -581,7 +581,9 @@ class Runner:
                 f"{target.death_reason() or 'the target died'} during the run; "
                 f"kept the {self._measured()} trials measured before"
             )
-        size = sizes[item.combination]
+        # a handshake moves no data: an adaptive round's handshake of the set-up kex (plan.handshake_combinations) is
+        # shaped like its first transfer of the round, which need not be the combination the sizes were made with
+        size = sizes.get(item.combination, 0) if item.kind == TrialKind.HANDSHAKE else sizes[item.combination]
         if item.kind == TrialKind.RAW_TCP:
             # the control sends a payload file over and over (its sink only counts): no file of its own size
             path = self._files.payloads.path_for(min(size, RAW_TCP_BLOCK))
