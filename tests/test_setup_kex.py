@@ -93,7 +93,7 @@ def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transf
     from fakes import constructed_run
     from sshbench import summary
     from sshbench.report import ranked
-    from sshbench.report.table import handshake_lines
+    from sshbench.report.table import handshake_lines, handshake_table
 
     result = constructed_run(kex=SNTRUP)
     for t in result.trials:
@@ -111,6 +111,10 @@ def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transf
     assert lines[1].startswith(f"set-up the transfers used: {SETUP_KEX} 140 ms")
     assert len(lines[1]) <= 100
     assert ranked.handshake_label(handshakes[1]) == f"{SETUP_KEX} (what the transfers connected with)"
+    table = handshake_table(result)  # --wide, and more shapes than the lines hold
+    assert table is not None
+    kex_cells = list(table.columns[0].cells)
+    assert kex_cells == [SNTRUP, f"{SETUP_KEX} (what the transfers connected with)"]
     # runs stored before it (no trial with a setup_kex): one line, the rows' own
     for t in result.trials:
         t.setup_kex = None

@@ -55,7 +55,12 @@ def handshake_label(h: HandshakeSummary) -> str:
     """A set-up row's kex, with its builds in a build sweep (`mlkem768x25519-sha256 (10.0p2 -> 10.0p2)`)."""
     ssh, sshd = (cells.build(b) if b else "" for b in (h.ssh_build, h.sshd_build))
     builds = f" ({ssh or '-'} -> {sshd or '-'})" if ssh or sshd else ""
-    return h.kex + builds + (" (what the transfers connected with)" if h.setup_only else "")
+    return h.kex + builds + setup_only_note(h)
+
+
+def setup_only_note(h: HandshakeSummary) -> str:
+    """After the kex of a set-up no row has, only the transfers (plan.setup_kex)."""
+    return " (what the transfers connected with)" if h.setup_only else ""
 
 
 def handshake_rows(report: Report) -> list[list[str]]:

@@ -258,7 +258,7 @@ def handshake_table(result: RunResult) -> Table | None:
             else []
         )
         table.add_row(
-            ranked.handshake_label(h),
+            h.kex + ranked.setup_only_note(h),  # the builds have their column
             *setup,
             cells.number(h.median_ms, ".0f"),
             f"{cells.number(h.min_ms, '.0f')}-{cells.number(h.max_ms, '.0f')}",
