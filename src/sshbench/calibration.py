@@ -307,11 +307,10 @@ def follow_measured_rates(
     1024 MiB a trial (1.2-1.6 s of data phase) where 512 hold its 0.3 s target at ~1000 MiB/s. Not under
     --server-cpu (its sizes also cover a channel window) nor with a size the user chose."""
     combo = trial.combination
-    adaptive_size = settings.size is None and settings.file is None
-    if not (adaptive_size and settings.server_cpu is None and combo in sizes and _steady_mib_s(trial)):
+    rate = _median_steady_rate(trial, trials, settings)
+    if rate is None or combo not in sizes:
         return
-    rates = [rate for t in trials if t.combination == combo and (rate := _steady_mib_s(t))]
-    wanted = steady_size(statistics.median(rates), settings.seconds, settings.max_size)
+    wanted = steady_size(rate, settings.seconds, settings.max_size)
     # Only down, and only by a quarter or more (two steps of the ladder): each new size is a payload file written
     # between two trials (0.3-1.7 s for 192 MiB-1 GiB on this VM, which a size changing every round spent 9 s of a
     # default run on), and a trial that grows too short for a steady part grows by itself (grow_if_too_short).
@@ -319,6 +318,24 @@ def follow_measured_rates(
     # probe, and its trials then had a median steady part of 0.49 s where 0.25 s was the target.
     if wanted <= SHRINK_AT * sizes[combo]:
         sizes[combo] = wanted
+
+
+def _median_steady_rate(trial: Trial, trials: list[Trial], settings: RunSettings) -> float | None:
+    """The median steady rate of `trial`'s combination, where its sizes follow measured rates: the trial had one,
+    the size is sshbench's (no --size, --file) and no --server-cpu (its sizes also cover a channel window)."""
+    adaptive_size = settings.size is None and settings.file is None
+    if not (adaptive_size and settings.server_cpu is None and _steady_mib_s(trial)):
+        return None
+    return statistics.median(rate for t in trials if t.combination == trial.combination and (rate := _steady_mib_s(t)))
+
+
+def _unmeasured_members(
+    combo: Combination, groups: dict[Combination, list[Combination]], trials: list[Trial]
+) -> list[Combination]:
+    """The members of `combo`'s calibration group with no measured transfer yet (sized from the group's probe)."""
+    members = next((m for m in groups.values() if combo in m), [])
+    measured = {t.combination for t in trials if not t.warmup and t.kind == TrialKind.TRANSFER}
+    return [member for member in members if member not in measured]
 
 
 def _steady_mib_s(t: Trial) -> float | None:
@@ -382,18 +399,12 @@ def share_shrink(
     times what the rows needed (aes192-ctr's 16 MACs at 768 MiB each, at ~490 MiB/s: 1.6 s data phases for a 0.55 s
     target); that round took 123 s where the next two took 99 and 104. A member faster than the spread allows has
     no steady part, and grows by itself (grow_if_too_short). The same conditions as follow_measured_rates."""
-    combo = trial.combination
-    adaptive_size = settings.size is None and settings.file is None
-    if not (adaptive_size and settings.server_cpu is None and _steady_mib_s(trial)):
+    rate = _median_steady_rate(trial, trials, settings)
+    if rate is None:
         return
-    members = next((m for m in groups.values() if combo in m), [])
-    rates = [rate for t in trials if t.combination == combo and (rate := _steady_mib_s(t))]
-    if len(members) < 2 or not rates:
-        return
-    wanted = steady_size(GROUP_RATE_SPREAD * statistics.median(rates), settings.seconds, settings.max_size)
-    measured = {t.combination for t in trials if not t.warmup and t.kind == TrialKind.TRANSFER}
-    for member in members:
-        if member not in measured and member in sizes and wanted <= SHRINK_AT * sizes[member]:
+    wanted = steady_size(GROUP_RATE_SPREAD * rate, settings.seconds, settings.max_size)
+    for member in _unmeasured_members(trial.combination, groups, trials):
+        if member in sizes and wanted <= SHRINK_AT * sizes[member]:
             sizes[member] = wanted
 
 
@@ -404,10 +415,8 @@ def share_growth(
     take its new size when theirs is smaller. They were sized from the same probe, whose rate was low for all of
     them: in one `--full` run 7 of aes192-ctr's 16 MACs in the first round ran with no steady part, each then
     again at once (~0.8 s a trial), where the first one's growth would have sized the other six."""
-    members = next((m for m in groups.values() if combo in m), [])
-    measured = {t.combination for t in trials if not t.warmup and t.kind == TrialKind.TRANSFER}
-    for member in members:
-        if member not in measured and sizes.get(member, 0) < sizes[combo]:
+    for member in _unmeasured_members(combo, groups, trials):
+        if sizes.get(member, 0) < sizes[combo]:
             sizes[member] = sizes[combo]
 
 
