@@ -285,3 +285,42 @@ def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_s
         assert paths.for_trial(combos[0], "transfer", 3 * MIB, tail_ok=True).local_source_offset == 3 * MIB
     finally:
         cleanup.close()
+
+
+def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_one_notice(monkeypatch):
+    """Runner._pace at the start of rounds 2 and 3: the round before took longer than the time left allows for
+    the rounds left, so their payloads shrink; the notice is one line, the last pace's."""
+    from fakes import trial_for
+    from sshbench import runner as runner_module
+    from sshbench.plan import ScheduledTrial
+    from sshbench.results import STEADY_STATE, Combination
+    from sshbench.units import MIB
+
+    combos = [Combination(c, IMPLICIT_MAC, "curve25519-sha256") for c in ("a", "b", "c", "d")]
+    settings = RunSettings(
+        adaptive=True, runs=3, fit_seconds=True, seconds=0.5, baselines=False, why="off", budget_s=30.0
+    )
+    run = runner_module.Runner(settings)
+    run.result.notices.append("--budget 30 s: data phase shrank from ~1 s to ~0.5 s to fit 5 rounds of 4 transfers")
+    for rep in (0, 1):
+        for combo in combos:  # 384 MiB at 400 MiB/s, steady
+            trial = trial_for(ScheduledTrial(combo, "transfer", rep, False), lambda c, r: 400.0, 384 * MIB)
+            trial.data_clock = STEADY_STATE
+            run.result.trials.append(trial)
+    sizes = dict.fromkeys(combos, 384 * MIB)
+    now = [11.0]
+    monkeypatch.setattr(runner_module.time, "monotonic", lambda: now[0])
+    run._started = 0.0
+    # round 1 took 9 s; 30 - 3 (the end's reserve) - 11 = 16 s for two rounds: 7.6 s each (95%), 1.4 s of payload go
+    run._pace(1, {0: 2.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
+    assert sizes == dict.fromkeys(combos, 224 * MIB) and settings.seconds == pytest.approx(0.255, abs=0.002)
+    first = run.result.notices[-1]
+    assert first.startswith("--budget 30 s: round 1 took 9 s, so the data phase shrank from ~0.5 s to ~0.26 s")
+    assert first.endswith("for the 2 minimum round(s) left")
+    now[0] = 30.0  # round 2 took 18 s: the last round shrinks again, to the floor
+    run._pace(2, {0: 2.0, 1: 12.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
+    paced = [n for n in run.result.notices if " took " in n]
+    assert paced == [run.result.notices[-1]] and "round 2 took 18 s" in paced[0]  # one line: the last
+    assert run.result.notices[0].endswith("to fit 5 rounds of 4 transfers")  # the fit's own stays
+    assert settings.seconds == 0.12
+    assert "~0.12 s per trial" in run.result.environment["payload_size"]

@@ -572,3 +572,31 @@ def test_the_cost_models_set_up_leaves_the_start_up_to_its_own_figure_and_a_nega
     assert startup_loss_s([odd]) == DEFAULT_STARTUP_S  # one reading is not a figure
     assert startup_loss_s([odd, steady_trial, steady_trial]) == pytest.approx(0.1)  # the odd one read as 0
     assert startup_loss_s([odd, odd, steady_trial]) == 0.0  # never below 0
+
+
+def test_the_minimum_rounds_are_paced_by_the_round_before_when_they_would_overrun():
+    """--full's three rounds took ~10% more than the fit predicted: at each round's start, the rounds left are
+    predicted from the round before (its wall time, each payload's bytes at its steady rate) and shrunk to fit."""
+    from dataclasses import replace
+
+    from sshbench.calibration import PACE_ROOM, SHORTEST_FIT_S, paced_data_phase
+
+    combos = [replace(COMBO, cipher=f"c{i}") for i in range(4)]
+    settings = RunSettings(seconds=0.5)
+    sizes = dict.fromkeys(combos, 384 * MIB)  # 400 MiB/s x (0.5 + 0.3 omit) + 2 MiB, up the ladder
+    done = [replace(_trial(0, 400, STEADY_STATE), combination=c, payload_bytes=384 * MIB, data_s=0.96) for c in combos]
+    # a round of 10 s, two left, 18 s: 8.55 s a round, so 1.45 s of the four payloads' 3.84 s go; at 224 MiB each
+    # saves 0.4 s, and 224 MiB hold 400 x (t + 0.3) + 2 up to t = 0.255
+    pace = paced_data_phase(done, 10.0, 2, 18.0, settings, sizes)
+    assert pace is not None and pace.target_s == pytest.approx(0.255, abs=0.002)
+    assert pace.sizes == dict.fromkeys(combos, 224 * MIB) and pace.predicted_s <= PACE_ROOM * 18.0
+    assert pace.round_s == 10.0
+    assert paced_data_phase(done, 10.0, 2, 30.0, settings, sizes) is None  # they fit: nothing shrinks
+    assert paced_data_phase(done, 10.0, 0, 18.0, settings, sizes) is None  # no round left
+    floor = paced_data_phase(done, 10.0, 2, 5.0, settings, sizes)  # not even the floor fits: the floor
+    assert floor is not None and floor.target_s == SHORTEST_FIT_S
+    smaller = {**sizes, combos[0]: 128 * MIB}  # already smaller than the pace would make it: kept
+    assert paced_data_phase(done, 10.0, 2, 18.0, settings, smaller).sizes[combos[0]] == 128 * MIB  # type: ignore[union-attr]
+    unsteady = [replace(t, data_clock="server-reader", steady_note=NO_STEADY_PART) for t in done]
+    assert paced_data_phase(unsteady, 10.0, 2, 18.0, settings, sizes) is None  # nothing to pace by
+    assert paced_data_phase(done, 10.0, 2, 18.0, RunSettings(seconds=0.5, size=384 * MIB), sizes) is None  # --size

@@ -237,6 +237,58 @@ class Calibration:
         return notice
 
 
+# Of the time left, what the minimum rounds paced after a measured round may take: that round's own time already
+# holds its spawning, payload files and handshakes (the fit's model keeps a tenth for them).
+PACE_ROOM = 0.95
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The minimum rounds' data phase after a measured round (paced_data_phase)."""
+
+    target_s: float  # the new `seconds`
+    sizes: dict[Combination, int]  # each measured combination's size at it (never above its size now)
+    round_s: float  # what the measured round took
+    predicted_s: float  # what the rounds left take at `target_s` (by the measured round)
+
+
+def paced_data_phase(
+    round_trials: list[Trial],
+    round_s: float,
+    rounds_left: int,
+    time_left_s: float,
+    settings: RunSettings,
+    sizes: dict[Combination, int],
+) -> Pace | None:
+    """The minimum rounds' data phase, shrunk (never grown) where the `rounds_left` of them, each taking what the
+    measured round (`round_trials`, `round_s` of wall) took with every transfer's payload at the new size, would not
+    fit in PACE_ROOM of `time_left_s`; None where they fit, or nothing was measured to pace by. A payload's bytes
+    cost what its trial's steady rate says (its start-up and connection stay what they were). Down to SHORTEST_FIT_S.
+    Why: the fit before the rounds predicts them from the warm-up's few connections, and `--full`'s three rounds
+    took ~10% more than it said (275-281 s for 252-255): the command ended at 291-303 s of its 5 minutes."""
+    if rounds_left <= 0 or settings.size is not None or settings.file is not None or settings.server_cpu is not None:
+        return None
+    rows: dict[Combination, tuple[int, float]] = {}  # each transfer's payload and steady rate, the round's last
+    for t in round_trials:
+        if (rate := _steady_mib_s(t)) and t.combination in sizes:
+            rows[t.combination] = (t.payload_bytes, rate)
+    if not rows:
+        return None
+
+    def sized(target: float) -> dict[Combination, int]:
+        return {c: min(sizes[c], steady_size(rate, target, settings.max_size)) for c, (_, rate) in rows.items()}
+
+    def cost(target: float) -> float:
+        new = sized(target)
+        saved = sum((payload - new[c]) / MIB / rate for c, (payload, rate) in rows.items())
+        return rounds_left * (round_s - saved)
+
+    target = fitted_data_phase(time_left_s, cost, settings.seconds, SHORTEST_FIT_S, room_share=PACE_ROOM)
+    if target >= settings.seconds:
+        return None
+    return Pace(target_s=round(target, 3), sizes=sized(target), round_s=round_s, predicted_s=cost(target))
+
+
 # The --why experiment's throttled and unthrottled trials, on average: a trial of ~0.55 s of data took 1.1-1.5 s
 # (Reserve.spare_after).
 WHY_TYPICAL_STRETCH = 1.5

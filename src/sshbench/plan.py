@@ -164,13 +164,15 @@ def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[C
     return {members[0]: members for members in groups.values()}
 
 
-def fitted_data_phase(time_left_s: float, cost: Callable[[float], float], target_s: float, floor_s: float) -> float:
+def fitted_data_phase(
+    time_left_s: float, cost: Callable[[float], float], target_s: float, floor_s: float, room_share: float = 0.9
+) -> float:
     """The longest data-phase target (s) from `floor_s` to `target_s` at which the minimum rounds fit in
     `time_left_s`: `cost(target)` is what they would take (never decreasing in the target: each trial's
-    connection, its payload at the size that target gives, the other trials); a tenth of the time is kept
-    for spawning. Never above `target_s` (the minimum rounds shrink to fit the budget, they never grow),
-    never below `floor_s`."""
-    room = 0.9 * time_left_s
+    connection, its payload at the size that target gives, the other trials); `room_share` of the time is theirs
+    (a tenth kept for spawning by default). Never above `target_s` (the minimum rounds shrink to fit the budget,
+    they never grow), never below `floor_s`."""
+    room = room_share * time_left_s
     if cost(target_s) <= room:
         return target_s
     low, high = floor_s, target_s  # cost(high) > room; a size ladder makes cost a step function: bisect

@@ -28,6 +28,7 @@ from sshbench.calibration import (
     follow_measured_rates,
     grow_if_too_short,
     link_probe_size,
+    paced_data_phase,
     round_cost,
     share_growth,
     share_shrink,
@@ -111,6 +112,7 @@ class Runner:
         # with the run's notices when it stopped (a resume fits nothing again).
         self._why_no_room = resume_from is not None and WHY_NO_ROOM_NOTICE in resume_from.notices
         self._setup_kexes: dict[Combination, str] = {}  # transfers set up with another kex (plan.setup_kex)
+        self._pace_notice: str | None = None  # the minimum rounds' pace, where one shrank them (_pace)
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -349,6 +351,7 @@ class Runner:
         )  # measured before the rounds (_probe_rekeys); until then nothing charged
         self._groups = calibration.groups  # a trial that grows grows its group's unmeasured members (share_growth)
         fitted = False
+        round_started: dict[int, float] = {}  # each minimum round's start (monotonic): its pace (_pace)
         for index, item in enumerate(plan):
             if self._raw_tcp_left_out and item.kind == TrialKind.RAW_TCP:
                 continue
@@ -378,6 +381,10 @@ class Runner:
                         f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
                     )
                 self._write_tails(combos, sizes)
+            if fitted and not item.warmup and item.repetition not in round_started:
+                round_started[item.repetition] = time.monotonic()
+                if item.repetition - 1 in round_started:
+                    self._pace(item.repetition, round_started, sizes, target, combos)
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if not item.calibration:
@@ -392,6 +399,41 @@ class Runner:
         self._why(target, cleanup, sizes, payloads, workdir)
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
+
+    def _pace(
+        self,
+        repetition: int,
+        round_started: dict[int, float],
+        sizes: dict[Combination, int],
+        target: Target,
+        combos: list[Combination],
+    ) -> None:
+        """At the start of minimum round `repetition`: where the rounds left would overrun --budget at the pace the
+        round before kept, their data phase shrinks (calibration.paced_data_phase) and the notice says so."""
+        s = self.settings
+        if not (s.adaptive and s.fit_seconds) or self.resume_from is not None:
+            return
+        now = time.monotonic()
+        before = repetition - 1
+        time_left = s.budget_s - END_RESERVE_S - (now - self._started)
+        time_left -= self._why_reserve(target, combos).cost_after(self.result.trials)
+        done = [t for t in self.result.trials if not t.warmup and t.repetition == before]
+        pace = paced_data_phase(done, now - round_started[before], s.runs - repetition, time_left, s, sizes)
+        if pace is None:
+            return
+        sizes.update(pace.sizes)
+        notice = (
+            f"--budget {s.budget_s:g} s: round {repetition} took {pace.round_s:.0f} s, so the data phase shrank from "
+            f"~{s.seconds:.2g} s to ~{pace.target_s:.2g} s for the {s.runs - repetition} minimum round(s) left"
+        )
+        s.seconds = pace.target_s
+        if self._pace_notice in self.result.notices:  # one line: the last pace
+            self.result.notices.remove(self._pace_notice)
+        self.result.notices.append(notice)
+        self._pace_notice = notice
+        self.result.environment["payload_size"] = (
+            f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
+        )
 
     def _adaptive_rounds(
         self, target: Target, sizes: dict[Combination, int], payloads: PayloadStore, workdir, done: int
