@@ -315,7 +315,7 @@ def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_o
     run._pace(1, {0: 2.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
     assert sizes == dict.fromkeys(combos, 224 * MIB) and settings.seconds == pytest.approx(0.255, abs=0.002)
     first = run.result.notices[-1]
-    assert first.startswith("--budget 30 s: round 1 took 9 s, so the data phase shrank from ~0.5 s to ~0.26 s")
+    assert first.startswith("--budget 30 s: round 1 took 9 s, so the data phase shrank from ~0.50 s to ~0.26 s")
     assert first.endswith("for the 2 minimum round(s) left")
     now[0] = 30.0  # round 2 took 18 s: the last round shrinks again, to the floor
     run._pace(2, {0: 2.0, 1: 12.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]

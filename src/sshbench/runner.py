@@ -424,7 +424,7 @@ class Runner:
         sizes.update(pace.sizes)
         notice = (
             f"--budget {s.budget_s:g} s: round {repetition} took {pace.round_s:.0f} s, so the data phase shrank from "
-            f"~{s.seconds:.2g} s to ~{pace.target_s:.2g} s for the {s.runs - repetition} minimum round(s) left"
+            f"~{s.seconds:.2f} s to ~{pace.target_s:.2f} s for the {s.runs - repetition} minimum round(s) left"
         )
         s.seconds = pace.target_s
         if self._pace_notice in self.result.notices:  # one line: the last pace
