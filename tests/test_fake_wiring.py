@@ -312,13 +312,13 @@ def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_o
     monkeypatch.setattr(runner_module.time, "monotonic", lambda: now[0])
     run._started = 0.0
     # round 1 took 9 s; 30 - 3 (the end's reserve) - 11 = 16 s for two rounds: 7.6 s each (95%), 1.4 s of payload go
-    run._pace(1, {0: 2.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
+    run._pace(1, 2.0, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
     assert sizes == dict.fromkeys(combos, 224 * MIB) and settings.seconds == pytest.approx(0.255, abs=0.002)
     first = run.result.notices[-1]
     assert first.startswith("--budget 30 s: round 1 took 9 s, so the data phase shrank from ~0.50 s to ~0.26 s")
     assert first.endswith("for the 2 minimum round(s) left")
     now[0] = 30.0  # round 2 took 18 s: the last round shrinks again, to the floor
-    run._pace(2, {0: 2.0, 1: 12.0}, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
+    run._pace(2, 12.0, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
     paced = [n for n in run.result.notices if " took " in n]
     assert paced == [run.result.notices[-1]] and "round 2 took 18 s" in paced[0]  # one line: the last
     assert run.result.notices[0].endswith("to fit 5 rounds of 4 transfers")  # the fit's own stays

@@ -249,7 +249,6 @@ class Pace:
     target_s: float  # the new `seconds`
     sizes: dict[Combination, int]  # each measured combination's size at it (never above its size now)
     round_s: float  # what the measured round took
-    predicted_s: float  # what the rounds left take at `target_s` (by the measured round)
 
 
 def paced_data_phase(
@@ -286,7 +285,7 @@ def paced_data_phase(
     target = fitted_data_phase(time_left_s, cost, settings.seconds, SHORTEST_FIT_S, room_share=PACE_ROOM)
     if target >= settings.seconds:
         return None
-    return Pace(target_s=round(target, 3), sizes=sized(target), round_s=round_s, predicted_s=cost(target))
+    return Pace(target_s=round(target, 3), sizes=sized(target), round_s=round_s)
 
 
 # The --why experiment's throttled and unthrottled trials, on average: a trial of ~0.55 s of data took 1.1-1.5 s

@@ -377,14 +377,12 @@ class Runner:
                     notice := calibration.fit_minimum_rounds(plan[index:], self.result.trials, time_left, reserve)
                 ):
                     self.result.notices.append(notice)
-                    self.result.environment["payload_size"] = (
-                        f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
-                    )
+                    self._note_fitted_size()
                 self._write_tails(combos, sizes)
             if fitted and not item.warmup and item.repetition not in round_started:
                 round_started[item.repetition] = time.monotonic()
                 if item.repetition - 1 in round_started:
-                    self._pace(item.repetition, round_started, sizes, target, combos)
+                    self._pace(item.repetition, round_started[item.repetition - 1], sizes, target, combos)
             trial = self._one(target, item, sizes, payloads, workdir)
             self._record(index, len(plan), trial, target)
             if not item.calibration:
@@ -403,22 +401,23 @@ class Runner:
     def _pace(
         self,
         repetition: int,
-        round_started: dict[int, float],
+        before_started: float,
         sizes: dict[Combination, int],
         target: Target,
         combos: list[Combination],
     ) -> None:
-        """At the start of minimum round `repetition`: where the rounds left would overrun --budget at the pace the
-        round before kept, their data phase shrinks (calibration.paced_data_phase) and the notice says so."""
+        """At the start of minimum round `repetition` (the round before started at `before_started`, monotonic):
+        where the rounds left would overrun --budget at the pace the round before kept, their data phase shrinks
+        (calibration.paced_data_phase) and the notice says so. The steady window's cap follows `seconds`
+        (calibration.steady_window_cap), as it does the fit's: under FIT_FLOOR_S it stays there."""
         s = self.settings
         if not (s.adaptive and s.fit_seconds) or self.resume_from is not None:
             return
         now = time.monotonic()
-        before = repetition - 1
         time_left = s.budget_s - END_RESERVE_S - (now - self._started)
         time_left -= self._why_reserve(target, combos).cost_after(self.result.trials)
-        done = [t for t in self.result.trials if not t.warmup and t.repetition == before]
-        pace = paced_data_phase(done, now - round_started[before], s.runs - repetition, time_left, s, sizes)
+        done = [t for t in self.result.trials if not t.warmup and t.repetition == repetition - 1]
+        pace = paced_data_phase(done, now - before_started, s.runs - repetition, time_left, s, sizes)
         if pace is None:
             return
         sizes.update(pace.sizes)
@@ -431,6 +430,11 @@ class Runner:
             self.result.notices.remove(self._pace_notice)
         self.result.notices.append(notice)
         self._pace_notice = notice
+        self._note_fitted_size()
+
+    def _note_fitted_size(self) -> None:
+        """The environment's payload line, once the minimum rounds' data phase was fitted or paced."""
+        s = self.settings
         self.result.environment["payload_size"] = (
             f"adaptive (~{s.seconds:.2g} s per trial to fit --budget, at most {format_size(s.max_size)})"
         )
