@@ -29,7 +29,7 @@ import time
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup, descendants
 from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
+from sshbench.progress import Sampler, tree_cpu_ns
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
 from sshbench.trial import algorithm_options
@@ -43,17 +43,6 @@ WINDOW_S = 0.25  # a default run's steady window
 
 def mac_for(cipher: str) -> str:
     return IMPLICIT_MAC if ("gcm" in cipher or "chacha" in cipher) else "hmac-sha2-256-etm@openssh.com"
-
-
-def schedstat_ns(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
 
 
 def steal_and_total() -> tuple[int, int]:
@@ -77,7 +66,7 @@ class ServerSampler(threading.Thread):
         last: dict[int, int] = {}
         while not self.done.wait(SERVER_EVERY_S):
             live = descendants(self.listener)
-            now = {pid: schedstat_ns([pid]) for pid in live}
+            now = {pid: ns for pid in live if (ns := tree_cpu_ns([pid])) is not None}
             for pid, ns in last.items():
                 if pid not in now:
                     finished_ns += ns
