@@ -84,6 +84,32 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     assert {t["cipher"] for t in probes} == {GCM, "3des-cbc"}
 
 
+def test_rounds_past_the_third_run_for_real_with_the_handshakes_of_both_set_up_kexes(tmp_path):
+    """--runs auto's adaptive rounds on a real sshd: a crash in them got through the suite once (an adaptive round's
+    handshake of the transfers' set-up kex is shaped like the round's first row, and none was sized for it). Two
+    ciphers ~15x apart, each with a MAC and its -etm twin, and a small fixed payload: after 3 rounds the twins are not
+    told apart, so rounds run on until the budget ends them, led by aes128-ctr (the faster) where the matrix and its
+    first rounds were led by 3des-cbc."""
+    out = tmp_path / "r.json"
+    done = run_cli(
+        "run", "--ciphers", "3des-cbc,aes128-ctr", "--macs", "hmac-sha2-256,hmac-sha2-256-etm@openssh.com",
+        "--size", "4M", "--runs", "auto", "--budget", "15s", "--no-baselines", "--no-why", "--json", str(out),
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["stats"]["rounds_run"] >= 4, done.stderr
+    adaptive = [t for t in doc["trials"] if t["repetition"] >= 3 and not t["warmup"]]
+    assert adaptive and all(t["valid"] for t in adaptive), [t["invalid_reason"] for t in adaptive]
+    row_kex = doc["trials"][0]["kex"]
+    assert row_kex != "curve25519-sha256"  # OpenSSH 9.2's default: the transfers connect with curve25519 instead
+    handshakes = {t["kex"] for t in adaptive if t["kind"] == "handshake"}
+    assert handshakes == {row_kex, "curve25519-sha256"}
+    transfers = [t for t in adaptive if t["kind"] == "transfer"]
+    assert transfers and {t["setup_kex"] for t in transfers} == {"curve25519-sha256"}
+    assert f"--runs auto: {doc['stats']['rounds_run']} rounds" in done.stderr
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
