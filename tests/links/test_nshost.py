@@ -122,6 +122,9 @@ def test_shaped_host_runs_at_its_rate(tmp_path):
         assert 15 < mbit < 40
 
 
+# e2e by hand: it starts a namespace host and its LAN from a subprocess (the tier detector sees calls only), and
+# leaves stale state on purpose, which another test's teardown (clean_leftovers) would sweep if run beside it
+@pytest.mark.e2e
 def test_stale_host_of_a_dead_owner_is_swept():
     """A host on a LAN (the fleet's --pairs): the LAN's namespace is swept with it."""
     owner = subprocess.Popen(
@@ -156,6 +159,9 @@ def test_stale_host_of_a_dead_owner_is_swept():
     assert not os.path.exists(f"/proc/{sshd_pid}") or open(f"/proc/{sshd_pid}/stat").read().split()[2] == "Z"
 
 
+# e2e by hand: it starts a namespace host from a subprocess (the tier detector sees calls only), and its clean-up
+# sweeps stale namespaces, which would take another test's if run beside it
+@pytest.mark.e2e
 def test_script_up_then_sigterm_removes_everything():
     from conftest import ROOT
 
