@@ -473,11 +473,13 @@ def share_growth(
 
 def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
     """Seconds one more round of these would take: each one's median measured trial wall time (a
-    handshake's for the connection), with a margin for spawning."""
+    handshake's for the connection), with a margin for spawning; a row with warm bursts (--warm): its bursts'."""
     walls: dict[Combination, list[float]] = {}
+    warm = {t.combination for t in trials if t.warm_burst is not None}  # --warm: its next trial is a burst too
     for t in trials:
         if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
-            walls.setdefault(t.combination, []).append(t.wall_s)
+            if t.combination not in warm or t.warm_burst is not None:
+                walls.setdefault(t.combination, []).append(t.wall_s)
     handshakes = [t for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
     per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
     if handshakes:  # a round opens with one per shape (two where transfers connect with plan.setup_kex)

@@ -62,9 +62,12 @@ from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
-from sshbench.trial import RunningProcess, TrialOverlay, run_trial
+from sshbench.trial import RunningProcess, TrialOverlay, algorithm_options, run_trial
 from sshbench.trial_files import TrialPaths
-from sshbench.units import MIB, format_size
+from sshbench.units import GIB, MIB, format_size
+from sshbench.warm import OMIT_S as WARM_OMIT_S
+from sshbench.warm import READER as WARM_READER
+from sshbench.warm import WarmSession, WarmSessions
 
 TrialCallback = Callable[[int, int, Trial], None]
 # Kept for what follows the last round (the disk baseline, the raw TCP control's end, teardown): about
@@ -72,6 +75,9 @@ TrialCallback = Callable[[int, int, Trial], None]
 END_RESERVE_S = 3.0
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
+# --warm: the file a warm session's ssh reads from the start in every burst (sshbench.warm): at 1.2 GiB/s a burst
+# (0.3 s omit, a window of up to 0.25-1 s, 0.1 s margin) reads under 1 GiB; one stops early near the file's end.
+WARM_FILE_BYTES = 2 * GIB
 # baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
 WHY_NO_ROOM = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
 WHY_NO_ROOM_NOTICE = f"--why: no experiment: {WHY_NO_ROOM}"
@@ -113,6 +119,7 @@ class Runner:
         self._why_no_room = resume_from is not None and WHY_NO_ROOM_NOTICE in resume_from.notices
         self._setup_kexes: dict[Combination, str] = {}  # transfers set up with another kex (plan.setup_kex)
         self._pace_notice: str | None = None  # the minimum rounds' pace, where one shrank them (_pace)
+        self._warm = WarmSessions() if settings.warm else None  # --warm: one connection per row (sshbench.warm)
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -140,6 +147,8 @@ class Runner:
                     self._measure(target, cleanup)
                     self.result.status = "complete"
                 finally:
+                    if self._warm is not None:  # an interrupt: the warm sessions' clients, checked no more
+                        self._warm.kill_all()
                     RunningProcess.kill_all()  # the client(s) in flight: several with -P N
                     cleanup.close()
         except (KeyboardInterrupt, Interrupted) as err:
@@ -291,6 +300,7 @@ class Runner:
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
+        self._warm_dir = workdir
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
@@ -394,6 +404,9 @@ class Runner:
                 self._record(index, len(plan), trial, target)
         if s.adaptive:
             self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
+        if self._warm is not None:  # each session's end check, before anything reads the rows (--why's fastest)
+            self.result.notices += self._warm.close_all()
+            self._note_warm()
         self._why(target, cleanup, sizes, payloads, workdir)
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
@@ -411,8 +424,8 @@ class Runner:
         (calibration.paced_data_phase) and the notice says so. The steady window's cap follows `seconds`
         (calibration.steady_window_cap), as it does the fit's: under FIT_FLOOR_S it stays there."""
         s = self.settings
-        if not (s.adaptive and s.fit_seconds) or self.resume_from is not None:
-            return
+        if not (s.adaptive and s.fit_seconds) or self.resume_from is not None or self._warm is not None:
+            return  # --warm: the rounds left are bursts, at about half the round just measured
         now = time.monotonic()
         time_left = s.budget_s - END_RESERVE_S - (now - self._started)
         time_left -= self._why_reserve(target, combos).cost_after(self.result.trials)
@@ -663,6 +676,10 @@ class Runner:
             return raw_trial
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
+        if overlay is None and self._warm is not None and self._warm_burst_fits(item, target):
+            trial = self._warm.burst(combo, item.repetition, lambda index: self._open_warm(combo, target, index))
+            self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, as a trial's (sshbench.rekey)
+            return trial
         overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         tool = self._tool_for(combo)
@@ -712,6 +729,73 @@ class Runner:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
             self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, where they matter (sshbench.rekey)
         return trial
+
+    def _warm_burst_fits(self, item: ScheduledTrial, target: Target) -> bool:
+        """--warm: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first measured
+        round (a fresh connection's trial: the row keeps its start-up figure and a whole trial's checks), not
+        calibration or warm-up, and only where a burst measures what the trial would: the pipe tool's uploads, one
+        stream, no compression (a burst's bytes are its file's), a null sink and no --verify (nothing to compare
+        per burst), sizes sshbench chose (a burst's length is the clock's stretch, not a payload), a private OpenSSH
+        server on loopback (its sessions' CPU is ours to read; a remote sshd may drop a stopped client)."""
+        combo, s = item.combination, self.settings
+        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
+        return (
+            item.kind == TrialKind.TRANSFER
+            and item.repetition >= 1
+            and not (item.warmup or item.calibration)
+            and combo.tool == "pipe"
+            and combo.client == "openssh"
+            and combo.server == "openssh"
+            and combo.direction == "up"
+            and combo.streams == 1
+            and combo.compression == NO_COMPRESSION
+            and combo.sink == "null"
+            and not paths.verify_on(combo)
+            and s.size is None
+            and s.file is None
+            and s.server_cpu is None
+            and s.host is None
+            and not self.target_spec.emulated
+            and target.server_pid() is not None
+        )
+
+    def _open_warm(self, combo: Combination, target: Target, index: int) -> WarmSession:
+        """A warm session of `combo`: its client as a trial's (prefix, options, the set-up kex), reading WARM_READER."""
+        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
+        setup_kex = self._setup_kexes.get(combo)
+        argv = [
+            *target.client_prefix(),
+            self._ssh_for(combo),
+            *target.client_options(),
+            *algorithm_options(combo, setup_kex),
+            "-v",
+            *target.destination(),
+            WARM_READER,
+        ]
+        return WarmSession(
+            argv=argv,
+            combo=combo,
+            payload=paths.tail(combo.payload, self._warm_file_bytes())[0],  # from its start: _write_tails wrote it
+            workdir=self._warm_dir,
+            index=index,
+            env=self.ssh_env if self.ssh_env is not None else target.client_env(),
+            server_pid=target.server_pid(),
+            setup_kex=setup_kex,
+            max_window_s=steady_window_cap(self.settings),
+        )
+
+    def _warm_file_bytes(self) -> int:
+        return min(WARM_FILE_BYTES, self.settings.max_size)
+
+    def _note_warm(self) -> None:
+        """The environment's record of the warm sessions: how many, and how many bursts counted."""
+        bursts = [t for t in self.result.trials if t.warm_burst is not None]
+        self.result.environment["warm_sessions"] = {
+            "sessions": len({t.combination for t in bursts}),
+            "bursts": len(bursts),
+            "valid_bursts": sum(t.valid for t in bursts),
+            "omit_s": WARM_OMIT_S,  # what a burst's clock leaves out after its data moves again
+        }
 
     def _setup_kexes_for(self, combos: list[Combination], primary: Target) -> dict[Combination, str]:
         """The kex each transfer connects with instead of its own (plan.setup_kex): none where the run measures
@@ -774,6 +858,8 @@ class Runner:
             paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
             key = (id(paths), c.payload)
             size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
+            if self._warm is not None and c.tool == "pipe" and c.streams == 1:  # the one file warm sessions read too
+                size = max(size, self._warm_file_bytes())
             biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
         for (_, kind), (paths, size) in biggest.items():
             paths.tail(kind, size)

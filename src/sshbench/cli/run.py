@@ -196,6 +196,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "which halves the GCM ciphers' spread on a 2-core machine; docs/clock.md)",
     )
     run.add_argument(
+        "--warm",
+        action="store_true",
+        help="after each row's first round, time its transfers as bursts in one connection kept open "
+        '(pipe uploads to the private sshd; about half a trial\'s time each; docs/clock.md "Warm sessions")',
+    )
+    run.add_argument(
         "--no-baselines",
         action="store_true",
         help="skip the raw TCP control, crypto ceiling and disk baselines (and the bottleneck verdict)",
@@ -428,6 +434,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         why="off" if args.no_why else args.why or "auto",
         why_rounds=args.why_rounds,
         pin=not args.no_pin,
+        warm=args.warm,
     )
     progress = Progress(
         TextColumn("{task.description}"),

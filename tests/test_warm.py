@@ -1,0 +1,148 @@
+"""Warm sessions (`run --warm`, sshbench.warm): bursts in one kept connection per row, on a real private sshd."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs
+from sshbench.cleanup import Cleanup
+from sshbench.results import IMPLICIT_MAC, STEADY_STATE, Combination, Trial, TrialKind
+from sshbench.targets import PrivateOpenSSH
+from sshbench.trial import RunningProcess, algorithm_options
+from sshbench.units import MIB
+from sshbench.warm import READER, WarmSession, WarmSessions
+
+
+def _session(target: PrivateOpenSSH, payload, tmp_path, index: int = 0) -> WarmSession:
+    combo = Combination("aes128-ctr", "hmac-sha2-256", target.client_algorithms().default_kex[0])
+    argv = ["ssh", *target.client_options(), *algorithm_options(combo), "-v", *target.destination(), READER]
+    return WarmSession(
+        argv=argv,
+        combo=combo,
+        payload=payload,
+        workdir=tmp_path,
+        index=index,
+        env=None,
+        server_pid=target.server_pid(),
+        setup_kex=None,
+        max_window_s=0.25,
+    )
+
+
+def test_bursts_in_one_connection_are_timed_and_every_byte_is_counted_at_its_end(tmp_path):
+    payload = tmp_path / "payload"  # zeros (no compression: the bytes do not matter), sparse: nothing written
+    payload.touch()
+    os.truncate(payload, 1024 * MIB)
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        session = _session(target, payload, tmp_path)
+        assert session.broken is None, session.broken
+        assert session.negotiated.cipher == "aes128-ctr" and session.negotiated.mac == "hmac-sha2-256"
+        bursts = [session.burst(repetition) for repetition in (1, 2, 3)]
+        for index, burst in enumerate(bursts):
+            assert burst.valid, burst.invalid_reason
+            assert burst.warm_burst == index and burst.kind == TrialKind.TRANSFER
+            assert burst.data_clock == STEADY_STATE, burst.steady_note
+            # the bytes ssh read in the burst: the clock's stretch at a real rate (not the file: it ends early)
+            assert 2 * MIB < burst.payload_bytes < 1024 * MIB
+            assert burst.mib_s and burst.mib_s > 5 and burst.steady_window_s
+            assert burst.client_cpu_s and burst.client_cpu_s > 0 and burst.client_steady_cpu_s is not None
+            assert burst.server_cpu_s and burst.server_cpu_s > 0 and burst.server_cpu_scope == "data-phase"
+            assert burst.tcp_wire_bytes and burst.tcp_wire_bytes > 0.9 * burst.payload_bytes
+        assert session.close() is None  # the remote dd counted every byte ssh read, over the three and the cold one
+        assert session.proc.returncode == 0
+    finally:
+        RunningProcess.kill_all()  # a session left open by a failed assertion (the run's own finally does this)
+        cleanup.close()
+
+
+def test_a_session_whose_ssh_died_makes_its_bursts_invalid_and_says_why(tmp_path):
+    payload = tmp_path / "payload"
+    payload.write_bytes(os.urandom(64 * MIB))
+    cleanup = Cleanup()
+    try:
+        target = PrivateOpenSSH()
+        target.start(cleanup)
+        session = _session(target, payload, tmp_path)
+        first = session.burst(1)
+        assert first.valid, first.invalid_reason
+        os.kill(session.proc.pid, signal.SIGKILL)
+        session.proc.wait(timeout=10)
+        after = session.burst(2)
+        assert not after.valid and "the warm session's ssh exited with status -9" in (after.invalid_reason or "")
+        assert session.close() == after.invalid_reason
+    finally:
+        RunningProcess.kill_all()
+        cleanup.close()
+
+
+class _FailingSession:
+    def __init__(self, why: str | None) -> None:
+        self.why = why
+
+    def burst(self, repetition: int) -> Trial:
+        trial = Trial(Combination("a", IMPLICIT_MAC, "k"), TrialKind.TRANSFER, repetition, False, MIB, 0.0)
+        trial.valid, trial.warm_burst = True, repetition
+        return trial
+
+    def close(self) -> str | None:
+        return self.why
+
+
+def test_a_failed_end_check_makes_every_burst_of_that_session_invalid_with_one_line():
+    sessions = WarmSessions()
+    bad, good = Combination("a", IMPLICIT_MAC, "k"), Combination("b", IMPLICIT_MAC, "k")
+    reason = "the warm session's reader counted 5 of the 7 bytes ssh read"
+    bad_trials = [sessions.burst(bad, r, lambda _: _FailingSession(reason)) for r in (1, 2)]  # type: ignore[arg-type, return-value]
+    good_trial = sessions.burst(good, 1, lambda _: _FailingSession(None))  # type: ignore[arg-type, return-value]
+    lines = sessions.close_all()
+    assert lines == [f"--warm: {bad.label}: {reason} (2 burst(s) not counted)"]
+    assert all(not t.valid and t.invalid_reason == reason for t in bad_trials)
+    assert good_trial.valid and not sessions.sessions
+
+
+def test_run_warm_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_path):
+    before = sshbench_temp_dirs()
+    out = tmp_path / "r.json"
+    done = run_cli(
+        "run",
+        "--ciphers",
+        "aes128-gcm@openssh.com,aes128-ctr",
+        "--macs",
+        "hmac-sha2-256",
+        "--runs",
+        "3",
+        "--seconds",
+        "0.25",
+        "--warm",
+        "--no-baselines",
+        "--no-reference",
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    measured = [t for t in doc["trials"] if t["kind"] == "transfer" and not t["warmup"] and t["repetition"] >= 0]
+    plain = [t for t in measured if t["warm_burst"] is None]
+    bursts = [t for t in measured if t["warm_burst"] is not None]
+    assert {t["repetition"] for t in bursts} == {1, 2} and len(bursts) == 4, [
+        (t["cipher"], t["repetition"], t["warm_burst"]) for t in measured
+    ]
+    assert all(t["repetition"] == 0 for t in plain if t["payload_bytes"] > 0 and t["valid"])
+    for t in bursts:
+        assert t["valid"], t["invalid_reason"]
+        assert t["data_clock"] == STEADY_STATE and t["negotiated"]["cipher"] == t["cipher"]
+    assert doc["environment"]["warm_sessions"] == {"sessions": 2, "bursts": 4, "valid_bursts": 4, "omit_s": 0.1}
+    for cipher in ("aes128-gcm@openssh.com", "aes128-ctr"):
+        # a burst reads what a fresh connection's trial reads (bench/warm.py: 1.01-1.11 on average); a factor of
+        # two either way is a broken clock or byte count, not this machine's noise
+        fresh = [t["mib_s"] for t in plain if t["cipher"] == cipher and t["mib_s"] and t["data_clock"] == STEADY_STATE]
+        warm = [t["mib_s"] for t in bursts if t["cipher"] == cipher]
+        if fresh:
+            assert 0.5 < sum(warm) / len(warm) / (sum(fresh) / len(fresh)) < 2.0, (cipher, fresh, warm)
+    assert not pids_whose_cmdline_has(READER)  # every session's ssh ended
+    assert sshbench_temp_dirs() == before
