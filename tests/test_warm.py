@@ -97,8 +97,17 @@ def test_a_failed_end_check_makes_every_burst_of_that_session_invalid_with_one_l
     sessions = WarmSessions()
     bad, good = Combination("a", IMPLICIT_MAC, "k"), Combination("b", IMPLICIT_MAC, "k")
     reason = "the warm session's reader counted 5 of the 7 bytes ssh read"
-    bad_trials = [sessions.burst(bad, r, lambda _: _FailingSession(reason)) for r in (1, 2)]  # type: ignore[arg-type, return-value]
-    good_trial = sessions.burst(good, 1, lambda _: _FailingSession(None))  # type: ignore[arg-type, return-value]
+    opened: list[int] = []
+
+    def open_session(combo: Combination, index: int) -> _FailingSession:
+        opened.append(index)
+        return _FailingSession(reason if combo == bad else None)
+
+    sessions.open_all([bad, good, bad], open_session)  # type: ignore[arg-type]
+    sessions.open_all([good], open_session)  # type: ignore[arg-type]  # open already: nothing more
+    assert sorted(opened) == [0, 1]
+    bad_trials = [sessions.burst(bad, r) for r in (1, 2)]
+    good_trial = sessions.burst(good, 1)
     lines = sessions.close_all()
     assert lines == [f"--warm: {bad.label}: {reason} (2 burst(s) not counted)"]
     assert all(not t.valid and t.invalid_reason == reason for t in bad_trials)

@@ -106,6 +106,9 @@ def kill_tree(pid: int, timeout_s: float = 5.0) -> None:
     for p in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(p, signal.SIGTERM)
+            # a stopped process (a warm session's ssh between bursts: sshbench.warm) acts on the SIGTERM only once
+            # continued; without this it sat out the whole timeout before its SIGKILL
+            os.kill(p, signal.SIGCONT)
     deadline = time.monotonic() + timeout_s
     remaining = list(pids)
     while remaining and time.monotonic() < deadline:

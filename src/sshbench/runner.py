@@ -300,7 +300,7 @@ class Runner:
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
-        self._warm_dir = workdir
+        self._warm_dir, self._cleanup, self._warm_tracked = workdir, cleanup, set[int]()
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
@@ -677,7 +677,16 @@ class Runner:
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
         if overlay is None and self._warm is not None and self._warm_burst_fits(item, target):
-            trial = self._warm.burst(combo, item.repetition, lambda index: self._open_warm(combo, target, index))
+            if combo not in self._warm.sessions:  # the first burst: every row's session, opened together
+                rows = [c for c in self.result.combinations if self._warm_row(c, self._target_of(c, target))]
+                self._warm.open_all(
+                    [combo, *rows], lambda c, index: self._open_warm(c, self._target_of(c, target), index)
+                )
+                for session in self._warm.sessions.values():  # in the run record: the next run stops them after kill -9
+                    if session.proc.pid not in self._warm_tracked:
+                        self._warm_tracked.add(session.proc.pid)
+                        self._cleanup.track_process(session.proc.pid)
+            trial = self._warm.burst(combo, item.repetition)
             self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, as a trial's (sshbench.rekey)
             return trial
         overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
@@ -737,13 +746,19 @@ class Runner:
         stream, no compression (a burst's bytes are its file's), a null sink and no --verify (nothing to compare
         per burst), sizes sshbench chose (a burst's length is the clock's stretch, not a payload), a private OpenSSH
         server on loopback (its sessions' CPU is ours to read; a remote sshd may drop a stopped client)."""
-        combo, s = item.combination, self.settings
-        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         return (
             item.kind == TrialKind.TRANSFER
             and item.repetition >= 1
             and not (item.warmup or item.calibration)
-            and combo.tool == "pipe"
+            and self._warm_row(item.combination, target)
+        )
+
+    def _warm_row(self, combo: Combination, target: Target) -> bool:
+        """--warm: this row's transfers after its first round can be bursts (_warm_burst_fits)."""
+        s = self.settings
+        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
+        return (
+            combo.tool == "pipe"
             and combo.client == "openssh"
             and combo.server == "openssh"
             and combo.direction == "up"
@@ -758,6 +773,9 @@ class Runner:
             and not self.target_spec.emulated
             and target.server_pid() is not None
         )
+
+    def _target_of(self, combo: Combination, primary: Target) -> Target:
+        return self.targets.get(target_key(combo.server, combo.sshd_build), primary)
 
     def _open_warm(self, combo: Combination, target: Target, index: int) -> WarmSession:
         """A warm session of `combo`: its client as a trial's (prefix, options, the set-up kex), reading WARM_READER."""

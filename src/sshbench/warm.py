@@ -27,6 +27,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,11 +44,16 @@ MOVING_BYTES = 2 * MIB  # acknowledged after SIGCONT: the burst's data is moving
 # connection has no start-up transient (bench/warm.py, the same bursts timed with either omit over the same window
 # length: 1.015 (0.984-1.047) and 0.982 (0.942-1.024) of 48 and 32, where a fresh connection's read 0.744 and 0.846).
 OMIT_S = 0.1
-COLD_S = steady.OMIT_S + 0.2  # the session's first burst, never counted: past the connection's start-up
+# The session's first burst, never counted: past a new connection's start-up (its transient lasts 0.15-0.17 s after
+# the remote reader starts, pinned: docs/clock.md "What the start costs"; data moving means the reader started).
+COLD_S = steady.OMIT_S
 QUIET_S = 0.05  # no acknowledgement for this long after SIGSTOP (2-3 samples): the socket has drained
 MARGIN_S = 0.05  # the burst runs this long past its window's end: the clock's window ends at a sample inside it
 WAIT_S = 15.0  # the longest any step of a burst waits (a stalled session: the burst is invalid, not a hang)
 POLL_S = 0.01
+# Sessions opened at once (open_all): sshd drops new connections at random past 10 unauthenticated ones (its
+# MaxStartups 10:30:100), and all of these authenticate at the same moment.
+OPEN_AT_ONCE = 8
 FILE_HEADROOM = 64 * MIB  # a burst stops early once ssh has read to this near the payload file's end (never EOF)
 _DD_COUNT = re.compile(r"^(\d+) bytes .*copied", re.M)
 
@@ -292,18 +298,28 @@ class WarmSession:
 
 
 class WarmSessions:
-    """The run's warm sessions, one per combination (opened at its first burst), all closed at the end of the
-    rounds; a session whose end check fails makes every burst of it invalid."""
+    """The run's warm sessions, one per combination, opened together before the first burst (open_all), all closed
+    at the end of the rounds; a session whose end check fails makes every burst of it invalid."""
 
     def __init__(self) -> None:
         self.sessions: dict[Combination, WarmSession] = {}
         self.trials: dict[Combination, list[Trial]] = {}
 
-    def burst(self, combo: Combination, repetition: int, open_session: Callable[[int], WarmSession]) -> Trial:
-        session = self.sessions.get(combo)
-        if session is None:
-            session = self.sessions[combo] = open_session(len(self.sessions))
-        trial = session.burst(repetition)
+    def open_all(self, combos: list[Combination], open_session: Callable[[Combination, int], WarmSession]) -> None:
+        """Open the sessions of `combos` not open yet, OPEN_AT_ONCE at a time on threads. One after the other, a
+        session took ~0.75 s to open (set-up, the cold burst, the drain): a round of its own for six rows, and
+        ~90 s for `--full`'s 115. Nothing is timed while they open, so they may share the cores."""
+        todo = [c for c in dict.fromkeys(combos) if c not in self.sessions]
+        for first in range(0, len(todo), OPEN_AT_ONCE):
+            batch = todo[first : first + OPEN_AT_ONCE]
+            with ThreadPoolExecutor(max_workers=len(batch), thread_name_prefix="warm-open") as pool:
+                opened = {c: pool.submit(open_session, c, len(self.sessions) + i) for i, c in enumerate(batch)}
+            for combo, future in opened.items():
+                self.sessions[combo] = future.result()
+
+    def burst(self, combo: Combination, repetition: int) -> Trial:
+        """The next burst of `combo`'s session (open_all opened it)."""
+        trial = self.sessions[combo].burst(repetition)
         self.trials.setdefault(combo, []).append(trial)
         return trial
 
