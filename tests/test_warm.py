@@ -1,4 +1,4 @@
-"""Warm sessions (`run --warm`, sshbench.warm): bursts in one kept connection per row, on a real private sshd."""
+"""Warm sessions (sshbench.warm; `run` unless --no-warm): bursts in one kept connection per row, on a real private sshd."""
 
 from __future__ import annotations
 
@@ -109,12 +109,12 @@ def test_a_failed_end_check_makes_every_burst_of_that_session_invalid_with_one_l
     bad_trials = [sessions.burst(bad, r) for r in (1, 2)]
     good_trial = sessions.burst(good, 1)
     lines = sessions.close_all()
-    assert lines == [f"--warm: {bad.label}: {reason} (2 burst(s) not counted)"]
+    assert lines == [f"warm session {bad.label}: {reason} (2 burst(s) not counted)"]
     assert all(not t.valid and t.invalid_reason == reason for t in bad_trials)
     assert good_trial.valid and not sessions.sessions
 
 
-def test_run_warm_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_path):
+def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_path):
     before = sshbench_temp_dirs()
     out = tmp_path / "r.json"
     done = run_cli(
@@ -127,7 +127,6 @@ def test_run_warm_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(
         "3",
         "--seconds",
         "0.25",
-        "--warm",
         "--no-baselines",
         "--no-reference",
         "--json",
@@ -155,3 +154,28 @@ def test_run_warm_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(
             assert 0.5 < sum(warm) / len(warm) / (sum(fresh) / len(fresh)) < 2.0, (cipher, fresh, warm)
     assert not pids_whose_cmdline_has(READER)  # every session's ssh ended
     assert sshbench_temp_dirs() == before
+
+
+def test_compare_says_when_one_run_timed_bursts_and_the_other_a_connection_per_trial():
+    from sshbench.compare import clock_lines, compare_runs
+    from sshbench.results import RunResult
+    from sshbench.settings import RunSettings
+
+    combo = Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")
+
+    def trials(warm: bool) -> list[Trial]:
+        out = []
+        for repetition in range(3):
+            trial = Trial(combo, TrialKind.TRANSFER, repetition, False, 256 * MIB, 0.0, valid=True)
+            trial.data_s, trial.data_clock = 0.5, STEADY_STATE
+            trial.warm_burst = repetition - 1 if warm and repetition else None
+            out.append(trial)
+        return out
+
+    plain = RunResult(settings=RunSettings(), trials=trials(False), run_id=1)
+    warm = RunResult(settings=RunSettings(), trials=trials(True), run_id=2)
+    for run in (plain, warm):
+        run.environment.update(steady_omit_s=0.3, steady_window_capped=True, rekeys_counted=True)
+    (line,) = clock_lines(compare_runs([plain, warm]))
+    assert "(run 1: a connection per trial, run 2: bursts in kept connections)" in line
+    assert clock_lines(compare_runs([warm, warm])) == []

@@ -473,9 +473,9 @@ def share_growth(
 
 def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
     """Seconds one more round of these would take: each one's median measured trial wall time (a
-    handshake's for the connection), with a margin for spawning; a row with warm bursts (--warm): its bursts'."""
+    handshake's for the connection), with a margin for spawning; a row with warm bursts (sshbench.warm): its bursts'."""
     walls: dict[Combination, list[float]] = {}
-    warm = {t.combination for t in trials if t.warm_burst is not None}  # --warm: its next trial is a burst too
+    warm = {t.combination for t in trials if t.warm_burst is not None}  # warm sessions: its next trial is a burst too
     for t in trials:
         if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
             if t.combination not in warm or t.warm_burst is not None:

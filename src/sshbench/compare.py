@@ -86,6 +86,7 @@ class Comparison:
     omits: list[float | None] = field(default_factory=list)  # per steady-state run: the start-up it left out (s)
     capped: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.steady_window_capped
     rekeys: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.rekeys_counted
+    warm: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.warm_bursts
 
     @property
     def run_labels(self) -> list[str]:
@@ -159,6 +160,7 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
         omits=[summary.steady_omit_s(r) for r in results],
         capped=[summary.steady_window_capped(r) for r in results],
         rekeys=[summary.rekeys_counted(r) for r in results],
+        warm=[summary.warm_bursts(r) for r in results],
     )
 
 
@@ -190,6 +192,12 @@ def clock_lines(comparison: Comparison) -> list[str]:
             lines.append(
                 f"rekeys in the rates differ ({rekeys}): a cipher OpenSSH rekeys every 1 GiB (chacha20-poly1305) "
                 'reads a few percent higher where they are not counted (docs/clock.md, "Rekeys")'
+            )
+        kept = {True: "bursts in kept connections", False: "a connection per trial"}
+        if warm := _per_run(comparison, comparison.warm, lambda w: kept[w]):
+            lines.append(
+                f"the rounds after the first differ ({warm}): the same clock, and bursts read 1.01-1.11x of fresh "
+                'connections on average, so a difference of that size can be the method (docs/clock.md, "Warm sessions")'
             )
         return lines
     names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}

@@ -269,7 +269,7 @@ class Trial:
     # length (sntrup761x25519-sha512 ~0.23 s here, curve25519-sha256 ~0.14) and the rekeys (charged from a probe
     # with the row's own kex): the data phase does not depend on it. None: the row's own kex (and older runs).
     setup_kex: str | None = None
-    # A burst in a warm session (`run --warm`, sshbench.warm): its place in its combination's one connection (0: the
+    # A burst in a warm session (sshbench.warm; `run` unless --no-warm): its place in its combination's one connection (0: the
     # first that counts), timed by the same clock over the same stretch. None: a connection of its own (and older runs).
     warm_burst: int | None = None
 

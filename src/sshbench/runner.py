@@ -75,7 +75,7 @@ TrialCallback = Callable[[int, int, Trial], None]
 END_RESERVE_S = 3.0
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
-# --warm: the file a warm session's ssh reads from the start in every burst (sshbench.warm): at 1.2 GiB/s a burst
+# The file a warm session's ssh reads from the start in every burst (sshbench.warm): at 1.2 GiB/s a burst
 # (0.3 s omit, a window of up to 0.25-1 s, 0.1 s margin) reads under 1 GiB; one stops early near the file's end.
 WARM_FILE_BYTES = 2 * GIB
 # baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
@@ -119,7 +119,7 @@ class Runner:
         self._why_no_room = resume_from is not None and WHY_NO_ROOM_NOTICE in resume_from.notices
         self._setup_kexes: dict[Combination, str] = {}  # transfers set up with another kex (plan.setup_kex)
         self._pace_notice: str | None = None  # the minimum rounds' pace, where one shrank them (_pace)
-        self._warm = WarmSessions() if settings.warm else None  # --warm: one connection per row (sshbench.warm)
+        self._warm = WarmSessions() if settings.warm else None  # warm sessions: one connection per row (sshbench.warm)
 
     def run(self) -> RunResult:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
@@ -425,7 +425,7 @@ class Runner:
         (calibration.steady_window_cap), as it does the fit's: under FIT_FLOOR_S it stays there."""
         s = self.settings
         if not (s.adaptive and s.fit_seconds) or self.resume_from is not None or self._warm is not None:
-            return  # --warm: the rounds left are bursts, at about half the round just measured
+            return  # warm sessions: the rounds left are bursts, at about half the round just measured
         now = time.monotonic()
         time_left = s.budget_s - END_RESERVE_S - (now - self._started)
         time_left -= self._why_reserve(target, combos).cost_after(self.result.trials)
@@ -740,7 +740,7 @@ class Runner:
         return trial
 
     def _warm_burst_fits(self, item: ScheduledTrial, target: Target) -> bool:
-        """--warm: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first measured
+        """Warm sessions: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first measured
         round (a fresh connection's trial: the row keeps its start-up figure and a whole trial's checks), not
         calibration or warm-up, and only where a burst measures what the trial would: the pipe tool's uploads, one
         stream, no compression (a burst's bytes are its file's), a null sink and no --verify (nothing to compare
@@ -754,7 +754,7 @@ class Runner:
         )
 
     def _warm_row(self, combo: Combination, target: Target) -> bool:
-        """--warm: this row's transfers after its first round can be bursts (_warm_burst_fits)."""
+        """Warm sessions: this row's transfers after its first round can be bursts (_warm_burst_fits)."""
         s = self.settings
         paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         return (

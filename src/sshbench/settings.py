@@ -162,9 +162,10 @@ class RunSettings:
     # --pin / --no-pin (sshbench.placement): the private server's client and daemon on separate CPUs. Runs
     # stored before it load with True though nothing was pinned: a run's target records the placement it used.
     pin: bool = True
-    # --warm (sshbench.warm): after each row's first measured round, its transfers are bursts in one connection of
-    # its own kept open across the rounds, where that fits (pipe uploads, one stream, no compression, a private
-    # OpenSSH server on loopback, sizes sshbench chose). Runs stored before it load with False, as they ran.
+    # Warm sessions (sshbench.warm; `run` turns them on, --no-warm off): after each row's first measured round, its
+    # transfers are bursts in one connection of its own kept open across the rounds, where that fits (pipe uploads,
+    # one stream, no compression, a private OpenSSH server on loopback, sizes sshbench chose). Runs stored before
+    # it load with False, as they ran; other commands that build settings (crossover) keep a connection per trial.
     warm: bool = False
 
     def why_mode(self) -> str:

@@ -267,6 +267,14 @@ def rekeys_counted(result: RunResult) -> bool | None:
     return result.environment.get("rekeys_counted") is True
 
 
+def warm_bursts(result: RunResult) -> bool | None:
+    """Whether a steady-state run timed rounds after the first as bursts in kept connections (sshbench.warm; `run`
+    unless --no-warm); None for another clock. Runs stored before it (2026-11-27) had a connection per trial."""
+    if run_clock(result.trials) != STEADY_STATE:
+        return None
+    return any(t.warm_burst is not None for t in result.trials)
+
+
 def steady_window_capped(result: RunResult) -> bool | None:
     """Whether a steady-state run's windows ended at `--seconds` (calibration.steady_window_cap) rather than at each
     trial's end; None for another clock. Runs stored before the cap (2026-11-26) recorded nothing: their windows ran

@@ -1,4 +1,4 @@
-"""Warm sessions (`run --warm`; issue 23, point 6; docs/clock.md "Warm sessions"): one ordinary ssh connection per
+"""Warm sessions (`run`, unless --no-warm; issue 23, point 6; docs/clock.md "Warm sessions"): one ordinary ssh connection per
 combination, kept open across the rounds, each round's transfer timed as a burst in it.
 
 Why: a trial is one connection, and in a default run ~0.5 of its ~0.85 s went to what comes before the steady
@@ -333,7 +333,7 @@ class WarmSessions:
             counted = [t for t in self.trials.get(combo, []) if t.valid]
             for trial in counted:
                 trial.valid, trial.invalid_reason = False, why
-            lines.append(f"--warm: {combo.label}: {why} ({len(counted)} burst(s) not counted)")
+            lines.append(f"warm session {combo.label}: {why} ({len(counted)} burst(s) not counted)")
         self.sessions.clear()
         return lines
 

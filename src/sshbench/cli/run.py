@@ -196,10 +196,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "which halves the GCM ciphers' spread on a 2-core machine; docs/clock.md)",
     )
     run.add_argument(
-        "--warm",
+        "--no-warm",
         action="store_true",
-        help="after each row's first round, time its transfers as bursts in one connection kept open "
-        '(pipe uploads to the private sshd; about half a trial\'s time each; docs/clock.md "Warm sessions")',
+        help="a connection per trial in every round. Default: after each row's first round, its pipe uploads to "
+        "the private sshd are bursts in one connection kept open (about 0.55 s each against ~0.9 s a trial; "
+        'docs/clock.md "Warm sessions")',
     )
     run.add_argument(
         "--no-baselines",
@@ -434,7 +435,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         why="off" if args.no_why else args.why or "auto",
         why_rounds=args.why_rounds,
         pin=not args.no_pin,
-        warm=args.warm,
+        warm=not args.no_warm,
     )
     progress = Progress(
         TextColumn("{task.description}"),
