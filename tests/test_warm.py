@@ -144,6 +144,7 @@ def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_p
     for t in bursts:
         assert t["valid"], t["invalid_reason"]
         assert t["data_clock"] == STEADY_STATE and t["negotiated"]["cipher"] == t["cipher"]
+    assert "its rounds after the first are bursts in it" in done.stdout, done.stdout  # the header says how
     assert doc["environment"]["warm_sessions"] == {"sessions": 2, "bursts": 4, "valid_bursts": 4, "omit_s": 0.1}
     for cipher in ("aes128-gcm@openssh.com", "aes128-ctr"):
         # a burst reads what a fresh connection's trial reads (bench/warm.py: 1.01-1.11 on average); a factor of

@@ -33,6 +33,10 @@ def _transfer_line(result: RunResult) -> str:
     )
 
 
+# Warm sessions (sshbench.warm): how the rounds after a row's first were measured
+WARM_LINE = "one per row kept open: its rounds after the first are bursts in it (--no-warm: one each)"
+
+
 def _trials_line(result: RunResult, compact: bool = False) -> str:
     s = result.settings
     rounds = summary.rounds_run(result)
@@ -70,6 +74,7 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
         ("Target", ranked.target_text(result)),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
         ("Trials", _trials_line(result, compact)),
+        *([("Connections", WARM_LINE)] if summary.warm_bursts(result) else []),
         ("Transfer", _transfer_line(result)),
     ]
     if result.settings.server_cpu is not None:  # --server-cpu: an emulated slow server
