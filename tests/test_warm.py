@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs
 from sshbench.cleanup import Cleanup
@@ -153,7 +154,8 @@ def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_p
         warm = [t["mib_s"] for t in bursts if t["cipher"] == cipher]
         if fresh:
             assert 0.5 < sum(warm) / len(warm) / (sum(fresh) / len(fresh)) < 2.0, (cipher, fresh, warm)
-    assert not pids_whose_cmdline_has(READER)  # every session's ssh ended
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids_whose_cmdline_has(READER)}
+    assert not left, left  # every session's ssh ended, and its remote reader
     assert sshbench_temp_dirs() == before
 
 

@@ -301,6 +301,8 @@ class Runner:
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
         self._warm_dir, self._cleanup, self._warm_tracked = workdir, cleanup, set[int]()
+        self._warm_bytes: dict[tuple[int, str], int] = {}  # (paths, payload kind) -> its warm sessions' file size
+        self._primary = target
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
@@ -404,7 +406,7 @@ class Runner:
                 self._record(index, len(plan), trial, target)
         if s.adaptive:
             self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
-        if self._warm is not None:  # each session's end check, before anything reads the rows (--why's fastest)
+        if self._warm is not None and self._warm.sessions:  # each one's end check, before anything reads the rows
             self.result.notices += self._warm.close_all()
             self._note_warm()
         self._why(target, cleanup, sizes, payloads, workdir)
@@ -793,7 +795,11 @@ class Runner:
         return WarmSession(
             argv=argv,
             combo=combo,
-            payload=paths.tail(combo.payload, self._warm_file_bytes())[0],  # from its start: _write_tails wrote it
+            # from its start: the biggest file of its kind, which _write_tails wrote
+            payload=paths.tail(
+                combo.payload,
+                self._warm_bytes.get((id(paths), combo.payload), min(WARM_FILE_BYTES, self.settings.max_size)),
+            )[0],
             workdir=self._warm_dir,
             index=index,
             env=self.ssh_env if self.ssh_env is not None else target.client_env(),
@@ -802,8 +808,11 @@ class Runner:
             max_window_s=steady_window_cap(self.settings),
         )
 
-    def _warm_file_bytes(self) -> int:
-        return min(WARM_FILE_BYTES, self.settings.max_size)
+    def _warm_file_bytes(self, trial_bytes: int) -> int:
+        """The file a row's warm session reads (from its start, every burst): twice its trial's payload, at most
+        WARM_FILE_BYTES and --max-size. A burst reads less than a trial (0.1 s omitted, not 0.3 s), and twice leaves
+        room for a rate that doubles; past it the burst ends early, at the file's end less warm.FILE_HEADROOM."""
+        return min(WARM_FILE_BYTES, self.settings.max_size, 2 * trial_bytes)
 
     def _note_warm(self) -> None:
         """The environment's record of the warm sessions: how many, and how many bursts counted."""
@@ -876,8 +885,10 @@ class Runner:
             paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
             key = (id(paths), c.payload)
             size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
-            if self._warm is not None and c.tool == "pipe" and c.streams == 1:  # the one file warm sessions read too
-                size = max(size, self._warm_file_bytes())
+            if self._warm is not None and (self.settings.adaptive or self.settings.runs > 1):
+                if self._warm_row(c, self.targets.get(target_key(c.server, c.sshd_build), self._primary)):
+                    size = max(size, self._warm_file_bytes(size))  # the one file warm sessions read too
+                    self._warm_bytes[key] = max(size, self._warm_bytes.get(key, 0))
             biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
         for (_, kind), (paths, size) in biggest.items():
             paths.tail(kind, size)
