@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 from pathlib import Path
+
+import pytest
 
 from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs
 from sshbench.cleanup import Cleanup
@@ -145,7 +148,13 @@ def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_p
     for t in bursts:
         assert t["valid"], t["invalid_reason"]
         assert t["data_clock"] == STEADY_STATE and t["negotiated"]["cipher"] == t["cipher"]
+        # no set-up in a burst's wall time: no whole data phase, start-up or wall-minus-handshake of its own
+        assert t["whole_data_s"] is None and t["startup_s"] is None and t["wall_minus_handshake_s"] is None, t
     assert "its rounds after the first are bursts in it" in done.stdout, done.stdout  # the header says how
+    for row in doc["summaries"]:  # the start-up is the fresh connections' (the row's first round), not the bursts'
+        fresh_startups = [t["startup_s"] for t in plain if t["cipher"] == row["cipher"] and t["startup_s"] is not None]
+        expected = statistics.median(fresh_startups) if fresh_startups else None
+        assert row["median_startup_s"] == (pytest.approx(expected) if expected is not None else None), row
     assert doc["environment"]["warm_sessions"] == {"sessions": 2, "bursts": 4, "valid_bursts": 4, "omit_s": 0.1}
     for cipher in ("aes128-gcm@openssh.com", "aes128-ctr"):
         # a burst reads what a fresh connection's trial reads (bench/warm.py: 1.01-1.11 on average); a factor of
