@@ -333,6 +333,8 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
     rate = f"{trial.mib_s:.1f} MiB/s" if trial.mib_s else (f"{trial.wall_s * 1000:.0f} ms" if trial.wall_s else "")
     state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
     what = "warm-up" if trial.warmup else f"run {trial.repetition + 1}"
+    if trial.warm_burst is not None:  # in the row's kept connection (sshbench.warm)
+        what += f", burst {trial.warm_burst + 1}"
     return (
         f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"
     )
