@@ -150,7 +150,7 @@ def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_p
         assert t["data_clock"] == STEADY_STATE and t["negotiated"]["cipher"] == t["cipher"]
         # no set-up in a burst's wall time: no whole data phase, start-up or wall-minus-handshake of its own
         assert t["whole_data_s"] is None and t["startup_s"] is None and t["wall_minus_handshake_s"] is None, t
-    assert "its rounds after the first are bursts in it" in done.stdout, done.stdout  # the header says how
+    assert "rounds after its first are bursts in it" in done.stdout, done.stdout  # the header says how
     for row in doc["summaries"]:  # the start-up is the fresh connections' (the row's first round), not the bursts'
         fresh_startups = [t["startup_s"] for t in plain if t["cipher"] == row["cipher"] and t["startup_s"] is not None]
         expected = statistics.median(fresh_startups) if fresh_startups else None

@@ -34,7 +34,7 @@ def _transfer_line(result: RunResult) -> str:
 
 
 # Warm sessions (sshbench.warm): how the rounds after a row's first were measured
-WARM_LINE = "one per row kept open: its rounds after the first are bursts in it (--no-warm: one each)"
+WARM_LINE = "kept open per row: rounds after its first are bursts in it (--no-warm: one each)"
 
 
 def _trials_line(result: RunResult, compact: bool = False) -> str:
