@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs
+from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
 from sshbench.cleanup import Cleanup
 from sshbench.results import IMPLICIT_MAC, STEADY_STATE, Combination, Trial, TrialKind
 from sshbench.targets import PrivateOpenSSH
@@ -191,3 +191,21 @@ def test_compare_says_when_one_run_timed_bursts_and_the_other_a_connection_per_t
     (line,) = clock_lines(compare_runs([plain, warm]))
     assert "(run 1: a connection per trial, run 2: bursts in kept connections)" in line
     assert clock_lines(compare_runs([warm, warm])) == []
+
+
+def test_sessions_a_kill_9_left_stopped_are_ended_by_the_next_run():
+    """A stopped ssh never ends by itself (its server's end going away reaches it only once continued): the run
+    record names every session's client, and the next run stops them."""
+    proc = start_cli("run", "--ciphers", "aes128-ctr,aes128-gcm@openssh.com", "--macs", "hmac-sha2-256", "--runs", "3",
+                     "--seconds", "0.25", "--no-baselines", "--no-reference", "-v")  # fmt: skip
+    try:
+        wait_for_line(proc.stderr, "burst 1")
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    wait_until(lambda: bool(pids_whose_cmdline_has("ssh ", READER)), 5, "the killed run's sessions still there")
+    after = run_cli("run", "--ciphers", "aes128-ctr", "--size", "1M", "--runs", "1", "--no-baselines")
+    assert after.returncode == 0, after.stderr
+    assert "removed leftovers of an earlier run that was killed" in after.stderr, after.stderr
+    wait_until(lambda: not pids_whose_cmdline_has(READER), 10, "the sessions gone")
