@@ -1,4 +1,4 @@
-"""Warm sessions (sshbench.warm; `run` unless --no-warm): bursts in one kept connection per row, on a real private sshd."""
+"""Warm sessions (sshbench.warm; `run` unless --no-warm): bursts in one kept connection per row, on a real sshd."""
 
 from __future__ import annotations
 

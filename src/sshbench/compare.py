@@ -196,8 +196,9 @@ def clock_lines(comparison: Comparison) -> list[str]:
         kept = {True: "bursts in kept connections", False: "a connection per trial"}
         if warm := _per_run(comparison, comparison.warm, lambda w: kept[w]):
             lines.append(
-                f"the rounds after the first differ ({warm}): the same clock, and bursts read 1.01-1.11x of fresh "
-                'connections on average, so a difference of that size can be the method (docs/clock.md, "Warm sessions")'
+                f"the rounds after the first differ ({warm}): the same clock, and bursts read fresh connections' "
+                "rates to a few percent (1.003x in twelve runs), so a difference of that size can be the method "
+                '(docs/clock.md, "Warm sessions")'
             )
         return lines
     names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}

@@ -75,8 +75,8 @@ TrialCallback = Callable[[int, int, Trial], None]
 END_RESERVE_S = 3.0
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
-# The file a warm session's ssh reads from the start in every burst (sshbench.warm): at 1.2 GiB/s a burst
-# (0.3 s omit, a window of up to 0.25-1 s, 0.1 s margin) reads under 1 GiB; one stops early near the file's end.
+# The biggest file a warm session's ssh reads from the start in every burst (sshbench.warm; _warm_file_bytes): at
+# 1.2 GiB/s a burst (0.1 s omit, a window of 0.25-1 s, 0.05 s margin) reads ~0.5-1.4 GiB; one stops early near the end.
 WARM_FILE_BYTES = 2 * GIB
 # baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
 WHY_NO_ROOM = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
@@ -301,8 +301,7 @@ class Runner:
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
         self._warm_dir, self._cleanup, self._warm_tracked = workdir, cleanup, set[int]()
-        self._warm_bytes: dict[tuple[int, str], int] = {}  # (paths, payload kind) -> its warm sessions' file size
-        self._primary = target
+        self._warm_payloads: dict[Combination, Path] = {}  # the file each row's warm session reads (_warm_files)
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
@@ -681,6 +680,7 @@ class Runner:
         if overlay is None and self._warm is not None and self._warm_burst_fits(item, target):
             if combo not in self._warm.sessions:  # the first burst: every row's session, opened together
                 rows = [c for c in self.result.combinations if self._warm_row(c, self._target_of(c, target))]
+                self._warm_files(rows, sizes)
                 self._warm.open_all(
                     [combo, *rows], lambda c, index: self._open_warm(c, self._target_of(c, target), index)
                 )
@@ -742,8 +742,8 @@ class Runner:
         return trial
 
     def _warm_burst_fits(self, item: ScheduledTrial, target: Target) -> bool:
-        """Warm sessions: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first measured
-        round (a fresh connection's trial: the row keeps its start-up figure and a whole trial's checks), not
+        """Warm sessions: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first
+        measured round (a fresh connection's trial: the row keeps its start-up figure and a whole trial's checks), not
         calibration or warm-up, and only where a burst measures what the trial would: the pipe tool's uploads, one
         stream, no compression (a burst's bytes are its file's), a null sink and no --verify (nothing to compare
         per burst), sizes sshbench chose (a burst's length is the clock's stretch, not a payload), a private OpenSSH
@@ -758,7 +758,6 @@ class Runner:
     def _warm_row(self, combo: Combination, target: Target) -> bool:
         """Warm sessions: this row's transfers after its first round can be bursts (_warm_burst_fits)."""
         s = self.settings
-        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         return (
             combo.tool == "pipe"
             and combo.client == "openssh"
@@ -767,7 +766,7 @@ class Runner:
             and combo.streams == 1
             and combo.compression == NO_COMPRESSION
             and combo.sink == "null"
-            and not paths.verify_on(combo)
+            and not self._paths_of(combo).verify_on(combo)
             and s.size is None
             and s.file is None
             and s.server_cpu is None
@@ -781,7 +780,6 @@ class Runner:
 
     def _open_warm(self, combo: Combination, target: Target, index: int) -> WarmSession:
         """A warm session of `combo`: its client as a trial's (prefix, options, the set-up kex), reading WARM_READER."""
-        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
         setup_kex = self._setup_kexes.get(combo)
         argv = [
             *target.client_prefix(),
@@ -795,11 +793,7 @@ class Runner:
         return WarmSession(
             argv=argv,
             combo=combo,
-            # from its start: the biggest file of its kind, which _write_tails wrote
-            payload=paths.tail(
-                combo.payload,
-                self._warm_bytes.get((id(paths), combo.payload), min(WARM_FILE_BYTES, self.settings.max_size)),
-            )[0],
+            payload=self._warm_payloads[combo],
             workdir=self._warm_dir,
             index=index,
             env=self.ssh_env if self.ssh_env is not None else target.client_env(),
@@ -808,11 +802,23 @@ class Runner:
             max_window_s=steady_window_cap(self.settings),
         )
 
-    def _warm_file_bytes(self, trial_bytes: int) -> int:
-        """The file a row's warm session reads (from its start, every burst): twice its trial's payload, at most
-        WARM_FILE_BYTES and --max-size. A burst reads less than a trial (0.1 s omitted, not 0.3 s), and twice leaves
-        room for a rate that doubles; past it the burst ends early, at the file's end less warm.FILE_HEADROOM."""
-        return min(WARM_FILE_BYTES, self.settings.max_size, 2 * trial_bytes)
+    def _warm_files(self, rows: list[Combination], sizes: dict[Combination, int]) -> None:
+        """The file each row's warm session reads from its start in every burst: one per payload kind, at least twice
+        the biggest of those rows' trial payloads as sized after their first round (at most WARM_FILE_BYTES and
+        --max-size), usually the tail file the round's trials read already. A burst reads less than a trial (0.1 s
+        omitted, not 0.3 s), and twice leaves room for a rate that doubles; past it a burst ends early, at the
+        file's end less warm.FILE_HEADROOM. Sized before the rounds instead, from the probes, it held 192 MiB where
+        aes128-gcm's bursts needed ~450: they ended after a 0.10-0.14 s window, one with none."""
+        need: dict[tuple[int, str], int] = {}
+        for c in rows:
+            key = (id(self._paths_of(c)), c.payload)
+            need[key] = max(need.get(key, 0), min(WARM_FILE_BYTES, self.settings.max_size, 2 * sizes[c]))
+        for c in rows:
+            paths = self._paths_of(c)
+            self._warm_payloads[c] = paths.tail(c.payload, need[(id(paths), c.payload)])[0]
+
+    def _paths_of(self, combo: Combination) -> TrialPaths:
+        return self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
 
     def _note_warm(self) -> None:
         """The environment's record of the warm sessions: how many, and how many bursts counted."""
@@ -885,10 +891,6 @@ class Runner:
             paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
             key = (id(paths), c.payload)
             size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
-            if self._warm is not None and (self.settings.adaptive or self.settings.runs > 1):
-                if self._warm_row(c, self.targets.get(target_key(c.server, c.sshd_build), self._primary)):
-                    size = max(size, self._warm_file_bytes(size))  # the one file warm sessions read too
-                    self._warm_bytes[key] = max(size, self._warm_bytes.get(key, 0))
             biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
         for (_, kind), (paths, size) in biggest.items():
             paths.tail(kind, size)

@@ -1,5 +1,5 @@
-"""Warm sessions (`run`, unless --no-warm; issue 23, point 6; docs/clock.md "Warm sessions"): one ordinary ssh connection per
-combination, kept open across the rounds, each round's transfer timed as a burst in it.
+"""Warm sessions (`run`, unless --no-warm; issue 23, point 6; docs/clock.md "Warm sessions"): one ordinary ssh
+connection per combination, kept open across the rounds, each round's transfer timed as a burst in it.
 
 Why: a trial is one connection, and in a default run ~0.5 of its ~0.85 s went to what comes before the steady
 window (set-up, the shell, the start-up the clock omits), the same for every cipher. bench/warm.py measured bursts
@@ -9,11 +9,11 @@ in the same 8 rounds, so a burst reads what a bulk transfer gets as closely as a
 How a burst runs, with no writer of ours: ssh reads its stdin from the payload file itself, as a trial's ssh does,
 and the remote `dd` reads to the end. Between bursts the client is stopped (SIGSTOP): its socket drains, the server
 waits on its read, nothing moves. A burst is SIGCONT, the steady clock's stretch (OMIT_S: a continued connection has
-no start-up to leave out; then the run's steady window), SIGSTOP, and the wait until the socket has drained. The file offset ssh reads from is ours too (one
-open file description), so each burst starts again at the file's start, and the bytes ssh read in a burst are the
-offset when it ends. A burst's trial has the same clock as a trial's (steady.estimate over the client connection's
-TCP counters, sshbench.progress), the client's CPU over the burst and its window, and the server's over the burst
-(its sessions' processes; the other sessions are stopped).
+no start-up to leave out; then the run's steady window), SIGSTOP, and the wait until the socket has drained. The
+file offset ssh reads from is ours too (one open file description), so each burst starts again at the file's start,
+and the bytes ssh read in a burst are the offset when it ends. A burst's trial has the same clock as a trial's
+(steady.estimate over the client connection's TCP counters, sshbench.progress), the client's CPU over the burst and
+its window, and the server's over the burst (its sessions' processes; the other sessions are stopped).
 
 What a trial checks at its end is checked per session: what `ssh -v` says was negotiated, once connected (before
 the first burst counts); at the session's end, that the remote `dd` counted every byte ssh read over all its
