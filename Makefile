@@ -30,10 +30,11 @@ lint: $(BIN)/sshbench
 test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
-	@# The fast tier on both cores (no sshd, namespace or sshbench process: nothing measured), then the end-to-end
-	@# tier alone, one test at a time: its transfers are timed and must not share the cores.
-	$(BIN)/python -m pytest -q -m "not e2e" -n 2
-	$(BIN)/python -m pytest -q -m e2e --durations=15  # the slowest tests listed: the suite must stay under 10 minutes
+	@# Every test but the timed ones on both cores, a test file per worker (a module's fixture is set up once); then
+	@# the timed ones (`timed`: they assert on rates, CPU or latency they measure) alone, one at a time, so that no
+	@# other test shares their cores. The slowest are listed: the suite must stay under 10 minutes.
+	$(BIN)/python -m pytest -q -m "not timed" -n 2 --dist loadfile --durations=8
+	$(BIN)/python -m pytest -q -m timed --durations=8
 
 # The fast tier only: no sshd, namespace or sshbench process started (tests/conftest.py marks the others
 # `e2e`); for the edit-test loop. `make test` runs both tiers.

@@ -58,6 +58,7 @@ _NO_LINKS = missing_requirement(parse_links("wan24m"))
 
 
 @pytest.mark.skipif(_NO_LINKS is not None, reason=_NO_LINKS or "")
+@pytest.mark.timed  # runs alone (`make test`): the echo RTT within 10% of the link's plus loopback's
 def test_wan24m_echo_rtt_is_link_rtt_plus_loopback(tmp_path):
     out = tmp_path / "lat.json"
     done = run_cli(

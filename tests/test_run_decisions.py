@@ -17,6 +17,8 @@ from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
 from sshbench.store.document import settings_from, to_document
 from sshbench.units import MIB
 
+pytestmark = pytest.mark.timed  # runs alone (`make test`): rounds and budgets, decided from rates
+
 GCM = "aes128-gcm@openssh.com"
 NEW_SUMMARY_KEYS = {
     "ci95_mib_s",

@@ -18,6 +18,9 @@ from sshbench.trial import RunningProcess, algorithm_options
 from sshbench.units import MIB
 from sshbench.warm import READER, WarmSession, WarmSessions
 
+# runs alone (`make test`): bursts against fresh trials' rates, and it counts every session's reader on the machine
+pytestmark = pytest.mark.timed
+
 
 def _session(target: PrivateOpenSSH, payload, tmp_path, index: int = 0) -> WarmSession:
     combo = Combination("aes128-ctr", "hmac-sha2-256", target.client_algorithms().default_kex[0])

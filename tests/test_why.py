@@ -14,6 +14,8 @@ from sshbench.results import Combination
 from sshbench.targets import cpu_quota
 from sshbench.why import throttles
 
+pytestmark = pytest.mark.timed  # runs alone (`make test`): the limits are verdicts from CPU and rate measurements
+
 CGROUP_REASON = throttles._cgroup_reason()
 NETNS_REASON = namespaces.missing_requirement([LINKS["lan100m"]])
 FAST = ["--kex", "curve25519-sha256", "--ciphers", "aes128-gcm@openssh.com", "--no-reference", "--warmup", "0"]

@@ -12,6 +12,8 @@ from sshbench.baselines import aesni
 from sshbench.environment import cpu_info
 from sshbench.errors import UsageError
 
+pytestmark = pytest.mark.timed  # runs alone (`make test`): a ratio of two ciphers' rates
+
 X86_WITH_AES = {"machine": "x86_64", "aes_ni": True}
 
 

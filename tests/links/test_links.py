@@ -20,6 +20,8 @@ from sshbench.links import LINKS, namespaces, parse_links, profile_named, shapin
 from sshbench.links import path as linkpath
 from sshbench.units import MIB
 
+pytestmark = pytest.mark.timed  # runs alone (`make test`): RTTs, and compression against a link's rate
+
 NEEDS_NETNS = pytest.mark.skipif(
     namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
     reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}",

@@ -27,7 +27,10 @@ from sshbench.results import IMPLICIT_MAC
 from sshbench.store import open_store
 from sshbench.targets.private_openssh import PrivateOpenSSH
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (Makefile TEST_PACKAGES)")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (Makefile TEST_PACKAGES)"),
+    pytest.mark.timed,  # runs alone (`make test`): the rows' bound-by verdicts are from their CPU and rates
+]
 
 CIPHERS = "aes128-gcm@openssh.com,aes128-ctr,3des-cbc"
 RUN_TIMEOUT_S = 240

@@ -19,7 +19,8 @@ from sshbench.links import nshost
 from sshbench.links.nshost import NamespaceHost
 
 REASON = nshost.missing_requirement()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+# timed: runs alone (`make test`): its verdicts (bound by the network) and ssh against raw TCP are from rates
+pytestmark = [pytest.mark.skipif(REASON is not None, reason=REASON or ""), pytest.mark.timed]
 
 
 BLOCKED_PORT = 20999  # below the ephemeral range: no other control picks it by chance

@@ -13,6 +13,8 @@ from sshbench.baselines import analysis
 from sshbench.store import open_store
 from sshbench.targets import cpu_quota
 
+pytestmark = pytest.mark.timed  # runs alone (`make test`): a CPU quota's verdict
+
 REASON = cpu_quota.missing_requirement()
 
 
