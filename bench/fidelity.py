@@ -12,7 +12,10 @@ Interleaved, round by round (this machine is shared and noisy: 30-40% swings bet
      set-up + start-up + size / steady rate.
 
 Prints per combination: the headline, the bulk rate and their ratio (goal: within 3%), and predicted vs
-measured times (goal: within 10%), medians over rounds, with the load average.
+measured times (goal: within 10%), medians over rounds, with the load average. Pooled: the geometric mean of every
+ratio with its 95% t interval, the same over rounds (a round's ratios share one default run, so this interval is
+the honest one), by place after the default run, and the bulk transfers' own time against its prediction (set-up +
+start-up + size / headline: the outside clock holds the start-up, which the steady headline leaves out).
 
 `--per-cipher`: instead of one default run per round (~45 s, long enough for this machine's rate to swing
 1.5-2x between it and the bulk transfers), each cipher's own short run (`sshbench run --ciphers C --runs 3
@@ -206,6 +209,8 @@ def main() -> int:
     bulk: dict[str, list[float]] = {c: [] for c in ciphers}
     predicted: dict[tuple[str, int], list[float]] = {}
     measured: dict[tuple[str, int], list[float]] = {}
+    # per round, each ratio's log and its place after the default run: the ratios of a round share one run
+    by_round: list[list[tuple[int, float]]] = []
     loads, run_walls = [], []
     try:
         target = start_target(args, cleanup)
@@ -230,6 +235,7 @@ def main() -> int:
                 # each round starts its bulk transfers at the next cipher: the first transfer after a default run
                 # is not always the same cipher's (a position effect then shows as one, not as that cipher's)
                 shift = rnd % len(ciphers)
+                by_round.append([])
                 for position, cipher in enumerate(ciphers[shift:] + ciphers[:shift]):
                     index = ciphers.index(cipher)
                     if args.per_cipher:
@@ -249,7 +255,12 @@ def main() -> int:
                     headline[cipher].append(row["median_mib_s"])
                     weighted[cipher].append(time_weighted_mib_s(doc, row) or row["median_mib_s"])
                     bulk[cipher].append(args.bulk / MIB / (big - true_s))
+                    by_round[-1].append((position, math.log(row["median_mib_s"] / bulk[cipher][-1])))
                     set_up = setup_s(doc, row)
+                    if set_up is not None and row.get("median_startup_s") is not None:  # the bulk transfer's own time
+                        measured.setdefault((cipher, args.bulk), []).append(big)
+                        guess = set_up + row["median_startup_s"] + args.bulk / MIB / row["median_mib_s"]
+                        predicted.setdefault((cipher, args.bulk), []).append(guess)
                     for size in small_sizes:
                         took = timed([*base, reader], payloads[size])
                         measured.setdefault((cipher, size), []).append(took)
@@ -289,8 +300,22 @@ def main() -> int:
     if len(every) >= 2:
         print(f"{'pooled, every cipher and round':<30} {'':>8} {'':>7} {pooled_text(every)}")
         print(f"{'  time-weighted':<30} {'':>8} {'':>7} {pooled_text(every_weighted)}")
+    rounds_means = [math.exp(statistics.fmean(x for _, x in r)) for r in by_round if r]
+    if len(rounds_means) >= 2:  # a round's ratios share its default run: the interval over rounds is the honest one
+        print(f"{'  over rounds (a mean a round)':<30} {'':>8} {'':>7} {pooled_text(rounds_means)}")
+    for place in range(len(ciphers)):  # the first bulk transfer after a default run has read slow in some sets
+        at = [math.exp(x) for r in by_round for p, x in r if p == place]
+        if len(at) >= 2:
+            print(f"{f'  bulk #{place + 1} after the run':<30} {'':>8} {'':>7} {pooled_text(at)}")
+    # the bulk transfers' own times too: their wall time holds set-up and start-up, which the headline (a steady rate)
+    # leaves out and the prediction adds back (at ~1000 MiB/s, 0.1 s of start-up is 2.4% of a 4 GiB upload's time)
+    bulk_time = [
+        m / g for c in ciphers for g, m in zip(predicted.get((c, args.bulk), []), measured.get((c, args.bulk), []))
+    ]
+    if len(bulk_time) >= 2:
+        print(f"{f'{args.bulk // MIB} MiB time, measured/predicted':<30} {'':>8} {'':>7} {pooled_text(bulk_time)}")
     print(f"\n{'combination':<30} {'size':>6} {'predicted s':>11} {'measured s':>10} {'ratio':>6}")
-    for (cipher, size), guesses in predicted.items():
+    for (cipher, size), guesses in sorted(predicted.items(), key=lambda kv: (ciphers.index(kv[0][0]), kv[0][1])):
         times_taken = measured[(cipher, size)][: len(guesses)]
         ratios = [g / m for g, m in zip(guesses, times_taken)]
         print(
