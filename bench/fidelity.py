@@ -184,11 +184,15 @@ def main() -> int:
     parser.add_argument(
         "--prewarm",
         type=parse_size,
-        default=0,
-        help="a throwaway transfer this size before each bulk transfer (--inside) or after each default run",
+        default=None,
+        help="a throwaway transfer this size before each bulk transfer (--inside, default none) or after each"
+        " default run (default 2G: the first bulk transfer after a run read 9-11%% slow in two sets; 0 for none)",
     )
     parser.add_argument(
         "--trial-s", type=float, default=round(steady.OMIT_S + 0.25, 3), help="--inside: the data phase a trial has"
+    )
+    parser.add_argument(
+        "--records", type=Path, default=None, help="write each bulk transfer's figures here, a JSON object a line"
     )
     parser.add_argument("run_options", nargs="*", help="after --: options for `sshbench run`")
     args = parser.parse_args()
@@ -199,6 +203,8 @@ def main() -> int:
     link_name = args.link.name if args.link is not None else "loopback"
     if args.link is not None:
         args.run_options = ["--link", link_name, *args.run_options]
+    if args.prewarm is None:
+        args.prewarm = 0 if args.inside or args.per_cipher else parse_size("2G")
     if args.inside:
         return inside(args, ciphers)
     if args.no_pin:
@@ -211,6 +217,10 @@ def main() -> int:
     measured: dict[tuple[str, int], list[float]] = {}
     # per round, each ratio's log and its place after the default run: the ratios of a round share one run
     by_round: list[list[tuple[int, float]]] = []
+    # per round, each cipher's headline and bulk rate: the bulk transfers after run r are also those before run r+1
+    heads_of_round: list[dict[str, float]] = []
+    bulks_of_round: list[dict[str, float]] = []
+    records = args.records.open("w") if args.records is not None else None
     loads, run_walls = [], []
     try:
         target = start_target(args, cleanup)
@@ -236,6 +246,8 @@ def main() -> int:
                 # is not always the same cipher's (a position effect then shows as one, not as that cipher's)
                 shift = rnd % len(ciphers)
                 by_round.append([])
+                heads_of_round.append({})
+                bulks_of_round.append({})
                 for position, cipher in enumerate(ciphers[shift:] + ciphers[:shift]):
                     index = ciphers.index(cipher)
                     if args.per_cipher:
@@ -256,6 +268,8 @@ def main() -> int:
                     weighted[cipher].append(time_weighted_mib_s(doc, row) or row["median_mib_s"])
                     bulk[cipher].append(args.bulk / MIB / (big - true_s))
                     by_round[-1].append((position, math.log(row["median_mib_s"] / bulk[cipher][-1])))
+                    heads_of_round[-1][cipher] = row["median_mib_s"]
+                    bulks_of_round[-1][cipher] = bulk[cipher][-1]
                     set_up = setup_s(doc, row)
                     if set_up is not None and row.get("median_startup_s") is not None:  # the bulk transfer's own time
                         measured.setdefault((cipher, args.bulk), []).append(big)
@@ -267,6 +281,25 @@ def main() -> int:
                         if set_up is not None and row.get("median_startup_s") is not None:
                             guess = set_up + row["median_startup_s"] + size / MIB / row["median_mib_s"]
                             predicted.setdefault((cipher, size), []).append(guess)
+                    if records is not None:
+                        record = {
+                            "round": rnd + 1,
+                            "place": position + 1,
+                            "cipher": cipher,
+                            "headline_mib_s": row["median_mib_s"],
+                            "time_weighted_mib_s": weighted[cipher][-1],
+                            "bulk_mib_s": bulk[cipher][-1],
+                            "bulk_s": big,
+                            "true_s": true_s,
+                            "startup_s": row.get("median_startup_s"),
+                            "setup_s": set_up,
+                            "small_s": {str(size): measured[(cipher, size)][-1] for size in small_sizes},
+                            "run_wall_s": run_walls[-1] if run_walls else None,
+                            "load": os.getloadavg()[0],
+                            "time": time.time(),
+                        }
+                        records.write(json.dumps(record) + "\n")
+                        records.flush()
                     print(
                         f"round {rnd + 1} #{position + 1} {cipher:<30} headline {fmt_rate(row['median_mib_s'], 6)}  bulk {fmt_rate(bulk[cipher][-1], 6)}"
                         f"  ratio {row['median_mib_s'] / bulk[cipher][-1]:.3f}  time-weighted {fmt_rate(weighted[cipher][-1], 6)}"
@@ -277,6 +310,8 @@ def main() -> int:
                 loads.append(os.getloadavg()[0])
     finally:
         cleanup.close()
+        if records is not None:
+            records.close()
     print(
         f"\n{args.rounds} rounds on {link_name}; {'per-cipher' if args.per_cipher else 'default'} runs took {', '.join(f'{w:.0f}' for w in run_walls)} s; "
         f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
@@ -303,6 +338,10 @@ def main() -> int:
     rounds_means = [math.exp(statistics.fmean(x for _, x in r)) for r in by_round if r]
     if len(rounds_means) >= 2:  # a round's ratios share its default run: the interval over rounds is the honest one
         print(f"{'  over rounds (a mean a round)':<30} {'':>8} {'':>7} {pooled_text(rounds_means)}")
+    if not args.per_cipher:  # each run against the bulk transfers on both sides of it: drift between minutes cancels
+        sandwiched = sandwich_logs(heads_of_round, bulks_of_round)
+        if len(sandwiched) >= 3:
+            print(f"{'  sandwiched (before and after)':<30} {'':>8} {'':>7} {lag1_text(sandwiched)}")
     for place in range(len(ciphers)):  # the first bulk transfer after a default run has read slow in some sets
         at = [math.exp(x) for r in by_round for p, x in r if p == place]
         if len(at) >= 2:
@@ -323,6 +362,37 @@ def main() -> int:
             f" {statistics.median(ratios):6.3f}"
         )
     return 0
+
+
+def sandwich_logs(heads: list[dict[str, float]], bulks: list[dict[str, float]]) -> list[float]:
+    """Per default run from the second on, the mean over its ciphers of ln(headline / geometric mean of the bulk
+    transfers before and after it). The bulk transfers after run r-1 are those before run r: a round's mean shares
+    half its bulk rates with its neighbour's (see lag1_text)."""
+    means = []
+    for r in range(1, len(heads)):
+        logs = [
+            math.log(h / math.sqrt(bulks[r - 1][c] * bulks[r][c]))
+            for c, h in heads[r].items()
+            if c in bulks[r - 1] and c in bulks[r]
+        ]
+        if logs:
+            means.append(statistics.fmean(logs))
+    return means
+
+
+def lag1_text(logs: list[float]) -> str:
+    """The geometric mean of exp(logs) with a 95% interval that allows for neighbours sharing half their bulk
+    transfers: a Newey-West variance with one lag, var(mean) = (s2 + 2 c1) / n, c1 the lag-1 autocovariance
+    (a negative one not credited), t with n - 1 degrees of freedom."""
+    n = len(logs)
+    centre = statistics.fmean(logs)
+    s2 = sum((x - centre) ** 2 for x in logs) / (n - 1)
+    c1 = sum((logs[i] - centre) * (logs[i + 1] - centre) for i in range(n - 1)) / (n - 1)
+    half = t_critical(0.95, n - 1) * math.sqrt((s2 + 2 * max(c1, 0.0)) / n)
+    return (
+        f"{math.exp(centre):6.3f}   ({math.exp(centre - half):.3f}-{math.exp(centre + half):.3f}, geometric mean of {n}"
+        f" runs; lag-1 autocorrelation {c1 / s2 if s2 else 0:+.2f})"
+    )
 
 
 def pooled_text(ratios: list[float]) -> str:
