@@ -15,7 +15,10 @@ Prints per combination: the headline, the bulk rate and their ratio (goal: withi
 measured times (goal: within 10%), medians over rounds, with the load average. Pooled: the geometric mean of every
 ratio with its 95% t interval, the same over rounds (a round's ratios share one default run, so this interval is
 the honest one), by place after the default run, and the bulk transfers' own time against its prediction (set-up +
-start-up + size / headline: the outside clock holds the start-up, which the steady headline leaves out).
+start-up + size / headline: the outside clock holds the start-up, which the steady headline leaves out), and each
+run against the bulk transfers on both sides of it (those after run r-1 and after run r: drift between minutes
+cancels to first order; neighbouring runs share half their bulk transfers, so the interval allows for a lag-1
+correlation). `--records FILE`: every bulk transfer's figures, a JSON object a line, for analyses of your own.
 
 `--per-cipher`: instead of one default run per round (~45 s, long enough for this machine's rate to swing
 1.5-2x between it and the bulk transfers), each cipher's own short run (`sshbench run --ciphers C --runs 3
@@ -40,7 +43,7 @@ the bench's own with the same profile; the default bulk is then 256 MiB (4 GiB a
 transfer) and the predicted sizes 32 and 128 MiB. Not pinned, as a run behind a link is not (the link's relays share
 the CPUs).
 
-Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--link PROFILE] [--per-cipher | --inside [--trial-s S]] [--prewarm SIZE] [--no-pin] [-- RUN OPTIONS]
+Usage: .venv/bin/python bench/fidelity.py [--rounds 2] [--bulk 4G] [--ciphers a,b,c] [--link PROFILE] [--per-cipher | --inside [--trial-s S]] [--prewarm SIZE] [--no-pin] [--records FILE] [-- RUN OPTIONS]
 """
 
 from __future__ import annotations
@@ -184,9 +187,9 @@ def main() -> int:
     parser.add_argument(
         "--prewarm",
         type=parse_size,
-        default=None,
-        help="a throwaway transfer this size before each bulk transfer (--inside, default none) or after each"
-        " default run (default 2G: the first bulk transfer after a run read 9-11%% slow in two sets; 0 for none)",
+        default=0,
+        help="a throwaway transfer this size before each bulk transfer (--inside) or after each default run (the"
+        " first bulk transfer after a run read 5-11%% slow in three sets; a 2G one did not take that away in one)",
     )
     parser.add_argument(
         "--trial-s", type=float, default=round(steady.OMIT_S + 0.25, 3), help="--inside: the data phase a trial has"
@@ -203,8 +206,6 @@ def main() -> int:
     link_name = args.link.name if args.link is not None else "loopback"
     if args.link is not None:
         args.run_options = ["--link", link_name, *args.run_options]
-    if args.prewarm is None:
-        args.prewarm = 0 if args.inside or args.per_cipher else parse_size("2G")
     if args.inside:
         return inside(args, ciphers)
     if args.no_pin:
@@ -346,6 +347,15 @@ def main() -> int:
         at = [math.exp(x) for r in by_round for p, x in r if p == place]
         if len(at) >= 2:
             print(f"{f'  bulk #{place + 1} after the run':<30} {'':>8} {'':>7} {pooled_text(at)}")
+    # the same, paired in each round (the round's other bulk transfers share its run and its minute): the first
+    # transfer over the rest read 1.059 (1.026-1.094) in a 48-round set, with a 2 GiB throwaway transfer before it
+    firsts = [
+        math.exp(dict(r)[0] - statistics.fmean(x for p, x in r if p > 0))
+        for r in by_round
+        if len(r) == len(ciphers) > 1 and 0 in dict(r)
+    ]
+    if len(firsts) >= 2:
+        print(f"{'  #1 over the rest, per round':<30} {'':>8} {'':>7} {pooled_text(firsts)}")
     # the bulk transfers' own times too: their wall time holds set-up and start-up, which the headline (a steady rate)
     # leaves out and the prediction adds back (at ~1000 MiB/s, 0.1 s of start-up is 2.4% of a 4 GiB upload's time)
     bulk_time = [
