@@ -125,6 +125,7 @@ def test_shaped_host_runs_at_its_rate(tmp_path):
 # e2e by hand: it starts a namespace host and its LAN from a subprocess (the tier detector sees calls only), and
 # leaves stale state on purpose, which another test's teardown (clean_leftovers) would sweep if run beside it
 @pytest.mark.e2e
+@pytest.mark.serial  # a run on the other core would sweep the dead owner's namespaces before this test's sweep
 def test_stale_host_of_a_dead_owner_is_swept():
     """A host on a LAN (the fleet's --pairs): the LAN's namespace is swept with it."""
     owner = subprocess.Popen(

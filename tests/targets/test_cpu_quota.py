@@ -91,6 +91,7 @@ def test_destroy_moves_live_processes_out_or_kills_them():
 # e2e by hand: it starts processes in a CPU quota group of its own (the tier detector sees sshd and namespaces only),
 # and a quota group is what another test's teardown (clean_leftovers) sweeps when it looks stale
 @pytest.mark.e2e
+@pytest.mark.serial  # a run on the other core would sweep the dead owner's group before this test's sweep
 def test_stale_group_of_a_dead_owner_is_swept():
     owner = subprocess.Popen(
         [
