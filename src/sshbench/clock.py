@@ -6,7 +6,7 @@ payload over that rate, and the data phase one of the two earlier clocks measure
 is kept as `whole_data_s` / `whole_data_clock`. A trial without a steady part keeps the earlier clock
 and says why (`steady_note`); summaries do not mix it with steady trials.
 
-The earlier clocks (README "How throughput is measured"):
+The earlier clocks (docs/measurement.md, "How throughput is measured"):
 - `server-reader`: the server-side reader's own elapsed time (the pipe tool's `dd`), scaled by the bytes
   that arrived before it started (kernel count).
 - `wall-minus-handshake`: the trial's wall time minus the median wall time of a same-shape connection

@@ -208,7 +208,7 @@ class Trial:
     invalid_reason: str | None = None
     negotiated: Negotiated = field(default_factory=Negotiated)
     wall_s: float | None = None
-    # The data phase alone; see README "How throughput is measured". With data_clock "steady-state"
+    # The data phase alone; see docs/measurement.md "How throughput is measured". With data_clock "steady-state"
     # (docs/clock.md; JSON schema 2) it is the payload over the steady-state rate, start-up left out.
     data_s: float | None = None
     data_clock: str | None = None  # "steady-state", "server-reader" or "wall-minus-handshake"
@@ -242,7 +242,7 @@ class Trial:
     # The kernel's count of TCP payload bytes the server socket received (uploads; ss/TCP_INFO):
     # SSH packets with their MACs and padding, plus the few KiB of the handshake.
     tcp_wire_bytes: int | None = None
-    # ... of which had arrived before the server-side reader's clock started (see README): data_s
+    # ... of which had arrived before the server-side reader's clock started (see docs/measurement.md): data_s
     # is the reader's time scaled by tcp_wire_bytes / (tcp_wire_bytes - this)
     tcp_bytes_before_clock: int | None = None
     # Downloads: the SSH bytes still on their way to the client when the server's reader (dd) ended: its

@@ -2,7 +2,7 @@
 with a clock.
 
 The server side is `dd`, which prints its own elapsed time: it starts after session set-up and the
-remote shell's rc files, and stops at end of data, so it is the data phase (see README). Downloads:
+remote shell's rc files, and stops at end of data, so it is the data phase (see docs/measurement.md). Downloads:
 dd's clock stops when the last byte enters sshd, up to one channel window (2 MiB) before the client
 has it all (3% of 64 MiB); the bytes the client had not yet acknowledged then extend it
 (clock.download_tail_bytes)."""
