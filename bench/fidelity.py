@@ -62,11 +62,11 @@ from pathlib import Path
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
+from sshbench.intervals import paired_ratio_ci, t_critical
 from sshbench.links import LinkProfile, parse_links
 from sshbench.payload import PayloadStore
 from sshbench.progress import Sampler
 from sshbench.results import IMPLICIT_MAC, Combination
-from sshbench.statistics import paired_ratio_ci, t_critical
 from sshbench.targets import NetnsOpenSSH, PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import algorithm_options

@@ -42,9 +42,9 @@ from fidelity import (  # bench/fidelity.py: the same transfers and clock
 )
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
+from sshbench.intervals import paired_ratio_ci
 from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, Combination
-from sshbench.statistics import paired_ratio_ci
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.units import MIB, parse_size

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench import statistics as stats
+from sshbench import intervals
 from sshbench.cleanup import Cleanup
 from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, Combination
@@ -158,7 +158,7 @@ def measure(target: Target, link: str, size: int, rounds: int, cleanup: Cleanup,
             if len(fresh_rates) < 3 or len(mux_rates) < 3:
                 print(f"  {cipher:30} {clock:13} too few valid trials")
                 continue
-            e = stats.paired_ratio_ci(mux_rates, fresh_rates)
+            e = intervals.paired_ratio_ci(mux_rates, fresh_rates)
             agree = e.low >= 0.98 and e.high <= 1.02
             verdict = (
                 "agree within 2%" if agree else "differ" if e.low > 1.02 or e.high < 0.98 else "not shown to agree"

@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench import intervals
 from sshbench import statistics as stats
 
 MIB = 1024 * 1024
@@ -95,7 +96,7 @@ class Measured:
         first = [k for k, g in zip(keys, groups) if g == groups[0]]
         for inside in first:
             for outside in (k for k in keys if k not in first):
-                estimate = stats.paired_ratio_ci(rates[inside], rates[outside])
+                estimate = intervals.paired_ratio_ci(rates[inside], rates[outside])
                 if not (stats.compare_pair(estimate, tie) == "ordered" and estimate.ratio > 1):
                     return (
                         False,
@@ -109,7 +110,7 @@ class Measured:
         chacha = next((k for k in rates if k.startswith("chacha20-poly1305")), None)
         if gcm is None or chacha is None:
             return False, "not both measured"
-        estimate = stats.paired_ratio_ci(rates[gcm], rates[chacha])
+        estimate = intervals.paired_ratio_ci(rates[gcm], rates[chacha])
         decided = stats.compare_pair(estimate, tie) == "ordered"
         return decided, f"{estimate.ratio:.2f} ({estimate.low:.2f}-{estimate.high:.2f})"
 
@@ -121,7 +122,7 @@ class Measured:
         keys = [f"{s['cipher']} {s['mac']}" for s in self.summaries]
         counts = {"ordered": 0, "tied": 0, "undecided": 0}
         for key in keys[1:]:
-            estimate = stats.paired_ratio_ci(rates[keys[0]], rates[key])
+            estimate = intervals.paired_ratio_ci(rates[keys[0]], rates[key])
             decision = stats.compare_pair(estimate, tie)
             counts["undecided" if decision == "ordered" and estimate.ratio < 1 else decision] += 1
         return counts
@@ -184,7 +185,7 @@ def agreement(a: Measured, b: Measured) -> None:
                 print(f"  reversed: {x} {ma[x]:.0f} vs {y} {ma[y]:.0f} MiB/s, then {mb[x]:.0f} vs {mb[y]:.0f}")
         elif gap >= 0.05:
             near_total += 1
-            ea, eb = stats.paired_ratio_ci(ra[x], ra[y]), stats.paired_ratio_ci(rb[x], rb[y])
+            ea, eb = intervals.paired_ratio_ci(ra[x], ra[y]), intervals.paired_ratio_ci(rb[x], rb[y])
             ordered_a, ordered_b = stats.compare_pair(ea) == "ordered", stats.compare_pair(eb) == "ordered"
             near_reversed += ordered_a and ordered_b and (ea.ratio > 1) != (eb.ratio > 1)
     print(

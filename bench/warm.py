@@ -41,10 +41,10 @@ from collections.abc import Callable
 
 from sshbench import placement, steady
 from sshbench.cleanup import Cleanup
+from sshbench.intervals import t_critical
 from sshbench.payload import PayloadStore
 from sshbench.progress import Sampler
 from sshbench.results import IMPLICIT_MAC, Combination
-from sshbench.statistics import t_critical
 from sshbench.targets import PrivateOpenSSH
 from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size

@@ -1,4 +1,4 @@
-"""sshbench.statistics against simulated runs with a known truth, plus properties and edge cases.
+"""sshbench.statistics, intervals and outliers against simulated runs with a known truth, plus properties and edge cases.
 
 `python tests/test_statistics.py` prints the coverage figures quoted in docs/statistics.md.
 """
@@ -14,24 +14,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.statistics import (
+from sshbench.intervals import (
     PAIRED_LOG_T,
     UNPAIRED_MEDIANS,
     RatioEstimate,
+    median_ci,
+    median_ci_coverage,
+    order_statistic_rank,
+    paired_ratio_ci,
+    t_critical,
+    welch_log_ratio_ci,
+)
+from sshbench.outliers import modified_z_outliers, slow_first_trial
+from sshbench.statistics import (
     combinations_needing_rounds,
     compare_pair,
     first_group_contested,
-    median_ci,
-    median_ci_coverage,
-    modified_z_outliers,
-    order_statistic_rank,
-    paired_ratio_ci,
     pairs_to_decide,
     rank_groups,
-    slow_first_trial,
-    t_critical,
     undecided_pairs,
-    welch_log_ratio_ci,
 )
 
 Rates = dict[str, dict[int, float]]
@@ -386,7 +387,8 @@ def test_a_group_does_not_chain_undecided_neighbours_past_its_first_row() -> Non
 
 
 def test_why_undecided_names_the_reason_its_own_figures_give() -> None:
-    from sshbench.statistics import RatioEstimate, why_undecided
+    from sshbench.intervals import RatioEstimate
+    from sshbench.statistics import why_undecided
 
     # two rounds: the unpaired fallback covers too little, whatever the ratio (issue 24: 1.23 (1.16-1.30)
     # had been blamed on the tie margin)

@@ -5,7 +5,7 @@ changes here, printed under the answer (answer.py).
   (the last of each, "the upgrade"), and each other pairing against the first;
 - for the fastest cipher (the top row's cipher and MAC) and for the default combination (what a connection
   with no options negotiates between those builds, environment `builds.pairings`): the paired ratio of
-  their rates (statistics.paired_ratio_ci, rounds paired: every pairing runs in the same interleaved
+  their rates (intervals.paired_ratio_ci, rounds paired: every pairing runs in the same interleaved
   rounds) and whether that is faster, slower, the same (within --tie) or undecided;
 - what the default negotiates per pairing when it differs (OpenSSH 10.0: mlkem768x25519-sha256; AES-GCM
   ahead of AES-CTR);
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sshbench import intervals, summary
 from sshbench import statistics as stats
-from sshbench import summary
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult
 from sshbench.summary import Summary
 
@@ -269,7 +269,7 @@ def _compare(
             None,
             "not measured",
         )
-    estimate = stats.paired_ratio_ci(by_round[a.combination], by_round[b.combination])
+    estimate = intervals.paired_ratio_ci(by_round[a.combination], by_round[b.combination])
     decision = stats.compare_pair(estimate, tie)
     label = {"tied": "same speed", "undecided": "undecided"}.get(decision, "faster" if estimate.ratio > 1 else "slower")
     return Comparison(

@@ -2,7 +2,7 @@
 a 95% confidence interval and a decision. Pure functions, no I/O.
 
 Two runs are independent samples (other minutes, often other machines), so nothing pairs their trials
-by round: the ratio is statistics.welch_log_ratio_ci over each combination's measured MiB/s (the ratio
+by round: the ratio is intervals.welch_log_ratio_ci over each combination's measured MiB/s (the ratio
 of geometric means, Welch's t on the logs), and statistics.compare_pair calls it faster, slower, tied
 within the run's --tie margin, or undecided, with the same rules as the ranking inside a run.
 """
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sshbench import intervals, summary
 from sshbench import statistics as stats
-from sshbench import summary
 from sshbench.results import Combination, RunResult
 
 
@@ -97,7 +97,7 @@ def ratio(run_rates: Sequence[float], baseline_rates: Sequence[float], tie_margi
     """run / baseline from each run's measured MiB/s of one combination (None when one has none)."""
     if not run_rates or not baseline_rates:
         return None
-    estimate = stats.welch_log_ratio_ci(run_rates, baseline_rates)
+    estimate = intervals.welch_log_ratio_ci(run_rates, baseline_rates)
     return Ratio(estimate.ratio, estimate.low, estimate.high, stats.compare_pair(estimate, tie_margin))
 
 
@@ -243,7 +243,7 @@ class HostColumn:
 @dataclass
 class HostCell:
     median_mib_s: float
-    ci95_mib_s: list[float] | None  # [low, high] of the median (statistics.median_ci)
+    ci95_mib_s: list[float] | None  # [low, high] of the median (intervals.median_ci)
     valid_trials: int
 
 
@@ -349,7 +349,7 @@ def latency_ratio(run_rtts: Sequence[float], baseline_rtts: Sequence[float]) -> 
     base = [v for v in baseline_rtts if v > 0]
     if not run or not base:
         return None
-    estimate = stats.welch_log_ratio_ci(run, base)
+    estimate = intervals.welch_log_ratio_ci(run, base)
     return Ratio(estimate.ratio, estimate.low, estimate.high, stats.compare_pair(estimate), lower_is_faster=True)
 
 

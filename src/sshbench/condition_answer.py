@@ -8,7 +8,7 @@ aes128-gcm (wan100m), 85.4x as long"), does not say what to use in each. Per con
 swept conditions' values):
 
 - the fastest row there (the best-ranked of its rows) with its rate;
-- every other row there against it, by the paired ratio of their rounds (statistics.paired_ratio_ci; every row
+- every other row there against it, by the paired ratio of their rounds (intervals.paired_ratio_ci; every row
   runs in the same interleaved rounds): ordered behind it, tied (within --tie) or undecided;
 - where something outside ssh set every row's rate (each row's bottleneck verdict, baselines/bottleneck.py: the
   link, the channel window over the RTT, the disk) and no row is ordered behind the fastest, that the algorithms
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sshbench import intervals, summary
 from sshbench import statistics as stats
-from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.errors import SshbenchError
 from sshbench.results import AXES, Combination, RunResult, shown_name, swept_setup
@@ -199,7 +199,7 @@ def _compute(result: RunResult) -> ConditionAnswer | None:
             if not a or not b:
                 line.undecided += 1
                 continue
-            estimate = stats.paired_ratio_ci(a, b)  # above 1: the other takes that many times as long
+            estimate = intervals.paired_ratio_ci(a, b)  # above 1: the other takes that many times as long
             decision = stats.compare_pair(estimate, tie)
             if decision == "tied":
                 line.tied += 1

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from sshbench import intervals, outliers
 from sshbench import statistics as stats
 from sshbench.results import AXES, STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.streams import summarise_streams
@@ -303,7 +304,7 @@ def same_clock(a: str | None, b: str | None) -> bool:
 
 def rates_by_round(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> dict[Combination, dict[int, float]]:
     """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
-    statistics.rank_groups and paired_ratio_ci take. Two trials of one round (never in a run, possible
+    statistics.rank_groups and intervals.paired_ratio_ci take. Two trials of one round (never in a run, possible
     in hand-made data) are merged into their median."""
     collected: dict[Combination, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for t in counted(trials, kind):
@@ -351,7 +352,7 @@ def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_sco
         and t.payload_bytes > 0
         and (client := client_cpu_per_gib(t, fixed[1])) is not None
     ]
-    return list(stats.median_ci(values)) if values else None
+    return list(intervals.median_ci(values)) if values else None
 
 
 def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: TrialKind) -> None:
@@ -370,16 +371,16 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
             key=lambda t: (t.repetition, t.started_at),
         )
         values = [t.mib_s for t in measured if t.mib_s]
-        s.ci95_mib_s = list(stats.median_ci(values))
-        s.ci_coverage = stats.median_ci_coverage(len(values))
+        s.ci95_mib_s = list(intervals.median_ci(values))
+        s.ci_coverage = intervals.median_ci_coverage(len(values))
         entry = ranked[s.combination]
         s.rank, s.rank_label, s.decided, s.group = entry.rank, entry.rank_label, entry.decided, entry.group
         # "x fastest": the ranking's own estimate, the first row's throughput over this one's, paired by round
         if entry.relative is not None:
             s.relative_to_fastest = entry.relative.ratio
             s.relative_to_fastest_ci95 = [entry.relative.low, entry.relative.high]
-        s.outlier_trials = [measured[i].repetition for i in stats.modified_z_outliers(values)]
-        s.slow_first_trial = stats.slow_first_trial(values)
+        s.outlier_trials = [measured[i].repetition for i in outliers.modified_z_outliers(values)]
+        s.slow_first_trial = outliers.slow_first_trial(values)
 
 
 def summarise_transfers(
@@ -599,10 +600,10 @@ def stats_json(result: RunResult) -> dict:
             }
         )
     return {
-        "confidence": stats.DEFAULT_CONFIDENCE,
+        "confidence": intervals.DEFAULT_CONFIDENCE,
         "median_ci_method": "order statistics (sign-test interval); min-max below 6 trials, see ci_coverage",
-        "ratio_ci_method": f"{stats.PAIRED_LOG_T} (paired by round; {stats.UNPAIRED_MEDIANS} below {stats.MIN_PAIRS})",
-        "outliers": f"modified z-score above {stats.OUTLIER_Z} (flagged, kept)",
+        "ratio_ci_method": f"{intervals.PAIRED_LOG_T} (paired by round; {intervals.UNPAIRED_MEDIANS} below {intervals.MIN_PAIRS})",
+        "outliers": f"modified z-score above {outliers.OUTLIER_Z} (flagged, kept)",
         "tie_margin": tie_margin(result),
         "runs": "auto" if settings.adaptive else settings.runs,
         "budget_s": settings.budget_s if settings.adaptive else None,

@@ -5,7 +5,7 @@ CPU, the server's CPU, the path's rate) in trials interleaved with unthrottled o
 and record each round's pair of rates. Here:
 
 - sensitivity = fractional throughput loss / fractional slow-down = (1 - throttled/unthrottled) / f,
-  the ratio and its 95% CI from statistics.paired_ratio_ci over the rounds (a round's common noise
+  the ratio and its 95% CI from intervals.paired_ratio_ci over the rounds (a round's common noise
   drops out of each pair). 1: the resource is the limit (a 50% slower one costs 50%); 0: headroom.
 - the verdict: a resource whose interval lies wholly at or above HIGH is a limit; one wholly below
   is headroom; one that straddles it is undecided. One limit: that resource. Two or more: a shared
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from sshbench import statistics as stats
+from sshbench import intervals
 
 SLOWDOWN = 0.5  # each resource is slowed to half: a 50% loss for a resource that is the limit
 HIGH = 0.5  # a sensitivity whose whole 95% interval is at or above this is a limit; wholly below: headroom
@@ -55,7 +55,7 @@ def sensitivity(
     slow = {r: v for r, v in throttled_by_round.items() if v and v > 0}
     if not (base.keys() & slow.keys()):
         return None
-    est = stats.paired_ratio_ci(slow, base)  # throttled / unthrottled, below 1 when the slow-down costs
+    est = intervals.paired_ratio_ci(slow, base)  # throttled / unthrottled, below 1 when the slow-down costs
     if not all(math.isfinite(x) for x in (est.ratio, est.low, est.high)):
         return None
     return {

@@ -132,13 +132,14 @@ def results_table(result: RunResult) -> Table:
 def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     """Under the table: what the ± means where it is below 95%, ties, why a median may read above the row
     ranked before it, and the undecided pairs: each with its reason (`wide`), else one line for all."""
+    from sshbench import intervals
     from sshbench import statistics as stats
 
     out = []
     rows = summary.summaries(result)
     short = sorted({s.valid_trials for s in rows if s.ci_coverage is not None and s.ci_coverage < CONFIDENCE})
     if short:
-        levels = ", ".join(f"{stats.median_ci_coverage(n):.0%} at {n}" for n in short if n > 0)
+        levels = ", ".join(f"{intervals.median_ci_coverage(n):.0%} at {n}" for n in short if n > 0)
         out.append(f"± is the 95% CI of the median; marked ~, fewer than 6 trials: the min-max range ({levels} trials)")
     else:
         out.append("± is the 95% confidence interval of the median; x fastest: paired by round, 95% CI")
