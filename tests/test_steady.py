@@ -16,7 +16,8 @@ from sshbench.payload import PayloadStore
 from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.settings import RunSettings
 from sshbench.steady import estimate
-from sshbench.summary import client_cpu_per_gib, summarise_transfers
+from sshbench.summary import summarise_transfers
+from sshbench.summary_figures import client_cpu_per_gib
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.trial import run_trial

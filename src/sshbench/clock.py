@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import statistics
 
+from sshbench.handshake_summary import handshake_costs
 from sshbench.links import profile_named
 from sshbench.results import STEADY_STATE, Trial, TrialKind
 from sshbench.steady import SteadyEstimate
-from sshbench.summary import handshake_costs
 from sshbench.units import MIB
 
 SERVER_READER = "server-reader"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sshbench import intervals, summary
+from sshbench import intervals, rate_clock, summary
 from sshbench import statistics as stats
 from sshbench.results import Combination, RunResult
 
@@ -82,11 +82,11 @@ class Comparison:
     runs: list[RunHeader]
     rows: list[ComparedRow]  # combinations present in at least two runs
     only_in: dict[str, list[Combination]] = field(default_factory=dict)  # run label -> combinations only it has
-    clocks: list[str | None] = field(default_factory=list)  # per run: summary.run_clock
+    clocks: list[str | None] = field(default_factory=list)  # per run: rate_clock.run_clock
     omits: list[float | None] = field(default_factory=list)  # per steady-state run: the start-up it left out (s)
-    capped: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.steady_window_capped
-    rekeys: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.rekeys_counted
-    warm: list[bool | None] = field(default_factory=list)  # per steady-state run: summary.warm_bursts
+    capped: list[bool | None] = field(default_factory=list)  # per steady-state run: rate_clock.steady_window_capped
+    rekeys: list[bool | None] = field(default_factory=list)  # per steady-state run: rate_clock.rekeys_counted
+    warm: list[bool | None] = field(default_factory=list)  # per steady-state run: rate_clock.warm_bursts
 
     @property
     def run_labels(self) -> list[str]:
@@ -138,7 +138,7 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
             continue
         base = per_run[0].get(combo)
         differ = [
-            base is not None and combo in s and not summary.same_clock(base.data_clock, s[combo].data_clock)
+            base is not None and combo in s and not rate_clock.same_clock(base.data_clock, s[combo].data_clock)
             for s in per_run[1:]
         ]
         rows.append(
@@ -156,11 +156,11 @@ def compare_runs(results: list[RunResult], labels: list[str] | None = None) -> C
         runs=[_header(r, label) for r, label in zip(results, labels)],
         rows=rows,
         only_in=only_in,
-        clocks=[summary.run_clock(r.trials) for r in results],
-        omits=[summary.steady_omit_s(r) for r in results],
-        capped=[summary.steady_window_capped(r) for r in results],
-        rekeys=[summary.rekeys_counted(r) for r in results],
-        warm=[summary.warm_bursts(r) for r in results],
+        clocks=[rate_clock.run_clock(r.trials) for r in results],
+        omits=[rate_clock.steady_omit_s(r) for r in results],
+        capped=[rate_clock.steady_window_capped(r) for r in results],
+        rekeys=[rate_clock.rekeys_counted(r) for r in results],
+        warm=[rate_clock.warm_bursts(r) for r in results],
     )
 
 
@@ -201,7 +201,7 @@ def clock_lines(comparison: Comparison) -> list[str]:
                 '(docs/clock.md, "Warm sessions")'
             )
         return lines
-    names = {summary.EARLIER_CLOCK: "the earlier clock (start-up included)"}
+    names = {rate_clock.EARLIER_CLOCK: "the earlier clock (start-up included)"}
     by = ", ".join(f"run {r.label}: {names.get(c or '', c or '-')}" for r, c in zip(comparison.runs, comparison.clocks))
     return [
         f"the clocks differ ({by}): rates of the steady-state clock leave each connection's start-up out, "

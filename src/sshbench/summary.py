@@ -1,4 +1,9 @@
-"""Statistics over trials: pure functions, no I/O (tested in tests/test_summary.py)."""
+"""Per-combination figures of a run: the Summary of each row (rates, CIs, rank in groups, CPU, spread), the rankings
+per client/server implementation pair, and the run's figures computed once per state of its trials (summaries,
+rankings, handshakes, the JSON's `stats`). Pure functions, no I/O (tested in tests/test_summary.py); the figures
+besides the rates are summary_figures.py's, the clock the rates are on rate_clock.py's, the set-up
+handshake_summary.py's.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,21 @@ from typing import TypeVar
 
 from sshbench import intervals, outliers
 from sshbench import statistics as stats
-from sshbench.results import AXES, STEADY_STATE, Combination, RunResult, Trial, TrialKind
+from sshbench.handshake_summary import HandshakeSummary, handshake_costs, summarise_handshakes
+from sshbench.rate_clock import clock_of, counted
+from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.streams import summarise_streams
-from sshbench.units import GIB
+from sshbench.summary_figures import (
+    client_cpu_per_gib,
+    coefficient_of_variation,
+    connection_scoped,
+    cpu_ci,
+    cpu_per_gib,
+    median_or_none,
+    quartiles,
+    rekey_figures,
+    wire_ratio,
+)
 
 # Above this coefficient of variation the spread is called out (as hyperfine warns on outliers).
 WIDE_SPREAD_CV = 0.10
@@ -115,193 +132,6 @@ class Summary:
         }
 
 
-@dataclass
-class HandshakeSummary:
-    kex: str
-    valid_trials: int
-    median_ms: float | None
-    min_ms: float | None
-    max_ms: float | None
-    client_cpu_ms: float | None
-    compression: str = "none"
-    tool: str = "pipe"
-    direction: str = "up"
-    sink: str = "null"
-    server: str = "openssh"
-    client: str = "openssh"
-    link: str = "loopback"
-    streams: int = 1  # -P N: N connections set up together
-    ssh_build: str = ""  # a build sweep: the client / server build's label (sshbench.builds)
-    sshd_build: str = ""
-    # No row has this kex: only the transfers connected with it (plan.setup_kex), and their wall-minus-handshake
-    # clock subtracts this; the rows' own set-up is their kex's line
-    setup_only: bool = False
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
-
-def quartiles(values: list[float]) -> tuple[float, float]:
-    """First and third quartile (inclusive method; the values themselves for n < 2)."""
-    if len(values) < 2:
-        return values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
-
-
-def coefficient_of_variation(values: list[float]) -> float | None:
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    return statistics.stdev(values) / mean if mean > 0 else None
-
-
-def _median_or_none(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def client_cpu_per_gib(t: Trial, fixed_cost_s: float | None) -> float | None:
-    """The client's CPU seconds per GiB of one trial: over its steady window where the sampler read the
-    client's CPU (no set-up in it), else the whole connection's less the same-shape handshake's
-    (`fixed_cost_s`). Why the window: a 12 MiB trial behind a 100 Mbit/s link spent ~20 ms on its data and
-    84-120 ms on its handshake, and the difference of the two read 0.00 s/GiB for three ciphers of six."""
-    if t.client_steady_cpu_s is not None and t.steady_window_s and t.mib_s:
-        return t.client_steady_cpu_s / (t.mib_s * t.steady_window_s / 1024)  # over the window's payload GiB
-    if t.client_cpu_s is None or t.payload_bytes <= 0:
-        return None
-    return max(t.client_cpu_s - (fixed_cost_s or 0.0), 0.0) / (t.payload_bytes / GIB)
-
-
-def client_cpu_cores(t: Trial, fixed_cost_s: float | None) -> float | None:
-    """The cores the client kept busy while the data moved: over the steady window where the sampler read its
-    CPU, else the whole connection's CPU less the handshake's over the data phase."""
-    if t.client_steady_cpu_s is not None and t.steady_window_s:
-        return t.client_steady_cpu_s / t.steady_window_s
-    if t.client_cpu_s is None or not t.data_s or t.data_s <= 0:
-        return None
-    return max(t.client_cpu_s - (fixed_cost_s or 0.0), 0.0) / t.data_s
-
-
-def _cpu_per_gib(trials: list[Trial], attr: str, fixed_cost_s: float | None = None) -> float | None:
-    """Median over trials of CPU seconds per GiB moved. `fixed_cost_s` (the same-shape handshake's
-    CPU) is taken off first where the figure covers the whole connection, so that short transfers
-    do not inflate it with key exchange and start-up."""
-    pairs = [(getattr(t, attr), t.payload_bytes) for t in trials if getattr(t, attr) is not None]
-    if not pairs:
-        return None
-    # Per-trial seconds per GiB, then the median: robust to one noisy trial.
-    return statistics.median(max(cpu - (fixed_cost_s or 0.0), 0.0) / (n / GIB) for cpu, n in pairs if n > 0)
-
-
-def _connection_scoped(trials: list[Trial]) -> bool:
-    return any(t.server_cpu_scope == "connection" for t in trials)
-
-
-def _wire_ratio(trials: list[Trial]) -> float | None:
-    """Bytes on the wire / payload bytes (below 1 when compression helps): the kernel's TCP count where
-    the server reported it, else ssh's own packet count ("Transferred: sent N")."""
-    ratios = []
-    for t in trials:
-        wire = t.tcp_wire_bytes or (t.sent_bytes if t.combination.direction == "up" else t.received_bytes)
-        if wire and t.payload_bytes:
-            ratios.append(wire / t.payload_bytes)
-    return _median_or_none(ratios)
-
-
-def _rekey_figures(trials: list[Trial]) -> dict:
-    """The row's rekey figures (Summary.rekey_*), from the trials that carry them."""
-    charged = [t for t in trials if t.rekey_every_bytes is not None and t.rekey_stall_s is not None]
-    if not charged:
-        return {}
-    shares = [t.rekey_s / (t.data_s + t.rekey_s) for t in charged if t.rekey_s and t.data_s]
-    return {
-        "rekey_every_bytes": charged[0].rekey_every_bytes,
-        "rekey_stall_s": _median_or_none([t.rekey_stall_s for t in charged if t.rekey_stall_s is not None]),
-        "rekey_share": _median_or_none(shares),
-    }
-
-
-def _clock_of(trials: list[Trial]) -> str | None:
-    """The data clock of these trials' rates: the one they share, else "mixed"."""
-    clocks = {t.data_clock for t in trials if t.data_clock}
-    return clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None)
-
-
-def counted(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> list[Trial]:
-    """The valid measured trials whose rates a summary counts. Per combination: its steady-state ones
-    (docs/clock.md) where it has any; a trial too short to have a steady part counts only where none has
-    one (a fixed --size too small for the clock), and its summary's data_clock then names the earlier
-    clock, start-up included. Warm-ups do not count here either: a steady warm-up beside a measured trial too
-    short for a steady part had left the combination with no figure at all (a crossover point read "-")."""
-    steady = {t.combination for t in trials if t.data_clock == STEADY_STATE and t.valid and t.mib_s and not t.warmup}
-    return [
-        t
-        for t in trials
-        if t.kind == kind
-        and not t.warmup
-        and t.valid
-        and t.mib_s
-        and (t.data_clock == STEADY_STATE or t.combination not in steady)
-    ]
-
-
-EARLIER_CLOCK = "earlier"
-# The start-up the steady-state clock left out in runs stored before a run recorded its own
-# (environment.steady_omit_s; docs/clock.md).
-UNRECORDED_OMIT_S = 0.2
-
-
-def steady_omit_s(result: RunResult) -> float | None:
-    """The seconds after the data started that a steady-state run's rates leave out; None for another clock."""
-    if run_clock(result.trials) != STEADY_STATE:
-        return None
-    recorded = result.environment.get("steady_omit_s")
-    return float(recorded) if isinstance(recorded, int | float) else UNRECORDED_OMIT_S
-
-
-def rekeys_counted(result: RunResult) -> bool | None:
-    """Whether a steady-state run's rates count the rekeys of a long transfer (sshbench.rekey); None for another
-    clock. Runs stored before it (2026-11-26) recorded nothing: their chacha20-poly1305 rows read the rate between
-    rekeys, ~4% above a long transfer's with OpenSSH 9.2's default kex."""
-    if run_clock(result.trials) != STEADY_STATE:
-        return None
-    return result.environment.get("rekeys_counted") is True
-
-
-def warm_bursts(result: RunResult) -> bool | None:
-    """Whether a steady-state run timed rounds after the first as bursts in kept connections (sshbench.warm; `run`
-    unless --no-warm); None for another clock. Runs stored before it (2026-11-27) had a connection per trial."""
-    if run_clock(result.trials) != STEADY_STATE:
-        return None
-    return any(t.warm_burst is not None for t in result.trials)
-
-
-def steady_window_capped(result: RunResult) -> bool | None:
-    """Whether a steady-state run's windows ended at `--seconds` (calibration.steady_window_cap) rather than at each
-    trial's end; None for another clock. Runs stored before the cap (2026-11-26) recorded nothing: their windows ran
-    to the end."""
-    if run_clock(result.trials) != STEADY_STATE:
-        return None
-    return result.environment.get("steady_window_capped") is True
-
-
-def run_clock(trials: list[Trial]) -> str | None:
-    """Which clock a run's transfer rates are on: STEADY_STATE for a run by an sshbench with the
-    steady-state clock (its trials were sampled: a steady rate or a note why not), EARLIER_CLOCK for a
-    run stored before it (JSON schema 1: rates over the whole data phase, start-up included); None
-    without transfers."""
-    transfers = [t for t in trials if t.kind == TrialKind.TRANSFER]
-    if not transfers:
-        return None
-    sampled = any(t.data_clock == STEADY_STATE or t.steady_note is not None for t in transfers)
-    return STEADY_STATE if sampled else EARLIER_CLOCK
-
-
-def same_clock(a: str | None, b: str | None) -> bool:
-    """Whether two summaries' rates are on comparable clocks: steady state on both sides, or neither."""
-    return (a == STEADY_STATE) == (b == STEADY_STATE)
-
-
 def rates_by_round(trials: list[Trial], kind: TrialKind = TrialKind.TRANSFER) -> dict[Combination, dict[int, float]]:
     """MiB/s per combination per round (Trial.repetition) from the valid measured trials: what
     statistics.rank_groups and intervals.paired_ratio_ci take. Two trials of one round (never in a run, possible
@@ -341,18 +171,6 @@ def rows_the_answer_needs(trials: list[Trial], tie_margin: float = stats.DEFAULT
         for rates in _rates_by_pair(trials).values()
         for combo in stats.first_group_contested(rates, stats.rank_groups(rates, tie_margin), tie_margin)
     ]
-
-
-def _cpu_ci(trials: list[Trial], fixed: tuple[float | None, ...], connection_scoped: bool) -> list[float] | None:
-    """The median CI of per-trial (client + server) CPU seconds per GiB."""
-    values = [
-        client + max(t.server_cpu_s - ((fixed[2] or 0.0) if connection_scoped else 0.0), 0.0) / (t.payload_bytes / GIB)
-        for t in trials
-        if t.server_cpu_s is not None
-        and t.payload_bytes > 0
-        and (client := client_cpu_per_gib(t, fixed[1])) is not None
-    ]
-    return list(intervals.median_ci(values)) if values else None
 
 
 def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: float, kind: TrialKind) -> None:
@@ -417,29 +235,29 @@ def summarise_transfers(
                     iqr_mib_s=q3 - q1,
                     cv=cv,
                     relative_to_fastest=None,
-                    client_cpu_s_per_gib=_median_or_none(
+                    client_cpu_s_per_gib=median_or_none(
                         [
                             x
                             for t in valid
                             if (x := client_cpu_per_gib(t, fixed_costs.get(t.setup_shape, (None,) * 3)[1])) is not None
                         ]
                     ),
-                    server_cpu_s_per_gib=_cpu_per_gib(
+                    server_cpu_s_per_gib=cpu_per_gib(
                         valid,
                         "server_cpu_s",
-                        fixed_costs.get(valid[0].setup_shape, (None,) * 3)[2] if _connection_scoped(valid) else None,
+                        fixed_costs.get(valid[0].setup_shape, (None,) * 3)[2] if connection_scoped(valid) else None,
                     ),
-                    wire_ratio=_wire_ratio(valid),
-                    median_data_s=_median_or_none([t.data_s for t in valid if t.data_s is not None]),
-                    median_wall_s=_median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
+                    wire_ratio=wire_ratio(valid),
+                    median_data_s=median_or_none([t.data_s for t in valid if t.data_s is not None]),
+                    median_wall_s=median_or_none([t.wall_s for t in valid if t.wall_s is not None]),
                     wide_spread=cv is not None and cv > WIDE_SPREAD_CV,
-                    cpu_s_per_gib_ci95=_cpu_ci(
-                        valid, fixed_costs.get(valid[0].setup_shape, (None,) * 3), _connection_scoped(valid)
+                    cpu_s_per_gib_ci95=cpu_ci(
+                        valid, fixed_costs.get(valid[0].setup_shape, (None,) * 3), connection_scoped(valid)
                     ),
                     per_stream=summarise_streams(valid),
-                    data_clock=_clock_of(valid),
-                    median_startup_s=_median_or_none([t.startup_s for t in valid if t.startup_s is not None]),
-                    **_rekey_figures(valid),
+                    data_clock=clock_of(valid),
+                    median_startup_s=median_or_none([t.startup_s for t in valid if t.startup_s is not None]),
+                    **rekey_figures(valid),
                 )
             )
         else:
@@ -495,52 +313,6 @@ def implementation_pair(combo: Combination) -> tuple[str, str]:
 def implementation_order(combo: Combination) -> tuple[bool, str, str]:
     pair = implementation_pair(combo)
     return (pair != ("openssh", "openssh"), pair[1], pair[0])
-
-
-def handshake_costs(trials: list[Trial]) -> dict[tuple, tuple[float | None, float | None, float | None]]:
-    """Per connection shape, the medians of (wall s, client CPU s, server CPU s) of valid handshake
-    trials: the fixed cost of a connection that moves no data. Measured trials where there are any,
-    else warm-up ones (so that a calibration probe can already use them)."""
-    groups: dict[tuple, list[Trial]] = defaultdict(list)
-    for t in trials:
-        if t.kind == TrialKind.HANDSHAKE and t.valid:
-            groups[t.combination.shape].append(t)
-    costs = {}
-    for shape, group in groups.items():
-        measured = [t for t in group if not t.warmup] or group
-        costs[shape] = (
-            _median_or_none([t.wall_s for t in measured if t.wall_s is not None]),
-            _median_or_none([t.client_cpu_s for t in measured if t.client_cpu_s is not None]),
-            _median_or_none([t.server_cpu_s for t in measured if t.server_cpu_s is not None]),
-        )
-    return costs
-
-
-def summarise_handshakes(trials: list[Trial]) -> list[HandshakeSummary]:
-    groups: dict[tuple, list[Trial]] = defaultdict(list)
-    for t in trials:
-        if t.kind == TrialKind.HANDSHAKE and not t.warmup:
-            groups[t.combination.shape].append(t)
-    out = []
-    names = [axis.name for axis in AXES if axis.connection]  # the shape's axes, in its order (results.AXES)
-    row_kexes = {t.combination.kex for t in trials if t.kind == TrialKind.TRANSFER}
-    setup_kexes = {t.setup_kex for t in trials if t.setup_kex} - row_kexes
-    for shape, group in groups.items():
-        walls = sorted(t.wall_s * 1000 for t in group if t.valid and t.wall_s is not None)
-        cpus = [t.client_cpu_s * 1000 for t in group if t.valid and t.client_cpu_s is not None]
-        out.append(
-            HandshakeSummary(
-                valid_trials=len(walls),
-                median_ms=_median_or_none(walls),
-                min_ms=walls[0] if walls else None,
-                max_ms=walls[-1] if walls else None,
-                client_cpu_ms=_median_or_none(cpus),
-                **dict(zip(names, shape, strict=True)),
-                setup_only=group[0].combination.kex in setup_kexes,
-            )
-        )
-    out.sort(key=lambda h: (h.setup_only, h.median_ms is None, h.median_ms or 0.0))  # the rows' own set-up first
-    return out
 
 
 def cached(result: RunResult, name: str, compute: Callable[[], T]) -> T:

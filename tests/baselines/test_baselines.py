@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, run_cli
-from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp, raw_tcp_remote
+from sshbench.baselines import bottleneck, crypto_ceiling, disk, raw_tcp, raw_tcp_remote, sink_process
 from sshbench.results import IMPLICIT_MAC, Combination, Trial, TrialKind
 from sshbench.units import MIB
 
@@ -49,15 +49,15 @@ def test_raw_tcp_sends_its_file_over_and_over_to_the_size(payload: Path) -> None
 
 def test_raw_tcp_flags_a_short_transfer() -> None:
     trial = Trial(raw_tcp.RAW_TCP, TrialKind.RAW_TCP, 0, False, payload_bytes=1000, started_at=0.0)
-    raw_tcp.judge(trial, raw_tcp.SinkResult(received_bytes=999, data_s=0.1), None)
+    raw_tcp.judge(trial, sink_process.SinkResult(received_bytes=999, data_s=0.1), None)
     assert not trial.valid and trial.invalid_reason == "sink received 999 of 1000 bytes"
     refused = Trial(raw_tcp.RAW_TCP, TrialKind.RAW_TCP, 0, False, payload_bytes=1000, started_at=0.0)
-    raw_tcp.judge(refused, raw_tcp.SinkResult(), "raw TCP sender to 127.0.0.1:1: refused")
+    raw_tcp.judge(refused, sink_process.SinkResult(), "raw TCP sender to 127.0.0.1:1: refused")
     assert not refused.valid and refused.invalid_reason == "raw TCP sender to 127.0.0.1:1: refused"
 
 
 def test_raw_tcp_sink_without_a_sender_stops_promptly() -> None:
-    sink = raw_tcp.TcpSink(timeout_s=30).start()  # a process waiting in accept()
+    sink = sink_process.TcpSink(timeout_s=30).start()  # a process waiting in accept()
     assert sink.process is not None and sink.process.poll() is None
     start = time.monotonic()
     sink.close()
@@ -67,7 +67,7 @@ def test_raw_tcp_sink_without_a_sender_stops_promptly() -> None:
 
 def test_raw_tcp_sink_stops_by_itself_when_its_parent_goes() -> None:
     """After a kill -9 of sshbench the sink's stdin pipe closes: it must not linger in accept()."""
-    sink = raw_tcp.TcpSink(timeout_s=60).start()
+    sink = sink_process.TcpSink(timeout_s=60).start()
     assert sink.process is not None and sink.process.stdin is not None
     try:
         sink.process.stdin.close()
@@ -356,7 +356,7 @@ def test_without_python3_the_remote_end_is_nc_and_dd() -> None:
 
 def test_sink_lines_that_arrive_together_are_each_read(tmp_path: Path) -> None:
     # ADDR and PORT in one write, then silence (a remote nc): the second line must not wait for more.
-    sink = raw_tcp.TcpSink(5.0)
+    sink = sink_process.TcpSink(5.0)
     script = "import sys, time; sys.stdout.write('ADDR a\\nPORT 1 nc\\n'); sys.stdout.flush(); time.sleep(3)"
     sink.process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
@@ -411,7 +411,7 @@ def test_blocked_note_names_host_port_and_the_option() -> None:
     trial = Trial(
         combination=raw_tcp.RAW_TCP, kind=TrialKind.RAW_TCP, repetition=0, warmup=False, payload_bytes=1, started_at=0.0
     )
-    trial.invalid_reason = f"{raw_tcp.CONNECT_FAILED}10.254.0.2:40999: timed out"
+    trial.invalid_reason = f"{sink_process.CONNECT_FAILED}10.254.0.2:40999: timed out"
     note = raw_tcp_remote.blocked_note(trial, {"remote_ssh": ["ssh"], "host": "nas", "port": 40999})
     assert note is not None and "nas (10.254.0.2) port 40999" in note and "--raw-tcp-port N" in note
     assert raw_tcp_remote.blocked_note(trial, None) is None  # a local control: no such note

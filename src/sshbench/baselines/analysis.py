@@ -10,7 +10,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sshbench import summary
+from sshbench import summary, summary_figures
 from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
 from sshbench.placement import Placement
 from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
@@ -90,12 +90,12 @@ def _server_window(t: Trial) -> float | None:
 def _cpu_cores(trials: list[Trial], handshake_cpu_s: float | None) -> tuple[float | None, float | None]:
     """Median CPU seconds per data-phase second, client and server. The client's figure is over the steady
     window where the sampler read it, else over the whole connection less the median CPU of a no-data
-    connection with the same kex (summary.client_cpu_cores)."""
+    connection with the same kex (summary_figures.client_cpu_cores)."""
     client, server = [], []
     for t in trials:
         if not (t.valid and t.data_s and t.data_s > 0):
             continue
-        if (cores := summary.client_cpu_cores(t, handshake_cpu_s)) is not None:
+        if (cores := summary_figures.client_cpu_cores(t, handshake_cpu_s)) is not None:
             client.append(cores)
         if t.server_cpu_s is not None:
             server.append(t.server_cpu_s / (_server_window(t) or t.data_s))

@@ -1,9 +1,9 @@
 """The raw TCP control to a remote host: its remote end started over the ssh connection.
 
-Split from raw_tcp.py (the control itself, the local sink and sender): the remote end is the same
-stdlib tcp_sink.py, run by the remote's `python3 -I` through a one-line bootstrap (without python3
-there: `nc` and `dd`, nc_fallback); see raw_tcp.py's docstring for both directions and
-docs/architecture.md "Baselines".
+Split from raw_tcp.py (the control itself and the sender; the sink process is sink_process.TcpSink, which
+RemoteTcpSink starts over ssh): the remote end is the same stdlib tcp_sink.py, run by the remote's
+`python3 -I` through a one-line bootstrap (without python3 there: `nc` and `dd`, nc_fallback); see
+raw_tcp.py's docstring for both directions and docs/architecture.md "Baselines".
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import sys
 import time
 
-from sshbench.baselines.raw_tcp import (
+from sshbench.baselines.sink_process import (
     CONNECT_FAILED,
     DATA_CLOCK,
     SINK_SCRIPT,

@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from sshbench.baselines import raw_tcp
+from sshbench.baselines import raw_tcp, sink_process
 from sshbench.results import Combination, Trial, TrialKind
 from sshbench.streams import merge
 
@@ -109,7 +109,7 @@ def _one_sink(
         )
 
     parent = trial(share_bytes * n)
-    sink = raw_tcp.TcpSink(
+    sink = sink_process.TcpSink(
         timeout_s, host=path["sink"][0], port=path["sink"][1], netns=path["sink_netns"], connections=n
     )
     try:
@@ -144,7 +144,7 @@ def _one_sink(
         report = reports[index] if index < len(reports) else {}
         t.received_bytes_at_sink = report.get("received_bytes")
         t.data_s, t.reader_ended_at = report.get("data_s"), report.get("ended_at")
-        t.data_clock = raw_tcp.DATA_CLOCK if t.data_s else None
+        t.data_clock = sink_process.DATA_CLOCK if t.data_s else None
         t.wall_s = t.data_s
         t.exit_status = 0 if t.invalid_reason is None and not report.get("error") else 1
         if t.invalid_reason is None:

@@ -9,7 +9,7 @@ import datetime
 import json
 from html import escape
 
-from sshbench import __version__, summary
+from sshbench import __version__, rate_clock
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.report import charts, model, ranked
@@ -60,9 +60,9 @@ EARLIER_CLOCK_TEXT = (
 
 def _how_measured(result: RunResult) -> str:
     """HOW_MEASURED with the clock this run's rates were taken on (docs/clock.md)."""
-    if summary.run_clock(result.trials) == summary.EARLIER_CLOCK:
+    if rate_clock.run_clock(result.trials) == rate_clock.EARLIER_CLOCK:
         return HOW_MEASURED.format(clock=EARLIER_CLOCK_TEXT)
-    omit = summary.steady_omit_s(result)  # a run stored before it recorded its omit: the 0.2 s it left out
+    omit = rate_clock.steady_omit_s(result)  # a run stored before it recorded its omit: the 0.2 s it left out
     return HOW_MEASURED.format(clock=STEADY_CLOCK_TEXT.format(omit=f"{omit:g} s" if omit else "fraction of a second"))
 
 

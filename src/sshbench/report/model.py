@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
+from sshbench.handshake_summary import HandshakeSummary
 from sshbench.report import cells
 from sshbench.results import Combination, RunResult, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.store import document
-from sshbench.summary import HandshakeSummary, Summary
+from sshbench.summary import Summary
 
 
 @dataclass(frozen=True)

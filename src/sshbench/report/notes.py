@@ -39,8 +39,9 @@ def implementation_notes(result) -> list[str]:
 
 def clock_notes(result) -> list[str]:
     """Lines for the report where rates are not on the steady-state clock (docs/clock.md); never raises."""
+    from sshbench.rate_clock import EARLIER_CLOCK, run_clock
     from sshbench.results import STEADY_STATE
-    from sshbench.summary import EARLIER_CLOCK, run_clock, summaries
+    from sshbench.summary import summaries
 
     try:
         if run_clock(result.trials) == EARLIER_CLOCK:

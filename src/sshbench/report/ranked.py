@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sshbench import summary
+from sshbench.handshake_summary import HandshakeSummary
 from sshbench.placement import Placement
 from sshbench.report import cells
 from sshbench.report.model import COLUMNS, Column, Report
 from sshbench.results import RunResult
-from sshbench.summary import HandshakeSummary
 
 
 def environment_rows(result: RunResult) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from sshbench import summary
+from sshbench import rate_clock, summary
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
@@ -74,7 +74,7 @@ def environment_header(result: RunResult, compact: bool = False) -> Table:
         ("Target", ranked.target_text(result)),
         ("Payload", f"{env.get('payload_kind')}, {env.get('payload_size')}"),
         ("Trials", _trials_line(result, compact)),
-        *([("Connections", WARM_LINE)] if summary.warm_bursts(result) else []),
+        *([("Connections", WARM_LINE)] if rate_clock.warm_bursts(result) else []),
         ("Transfer", _transfer_line(result)),
     ]
     if result.settings.server_cpu is not None:  # --server-cpu: an emulated slow server
