@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sshbench import summary, summary_figures
-from sshbench.baselines import bottleneck, crypto_ceiling, raw_tcp, sensitivity
+from sshbench.baselines import bottleneck, crypto_ceiling, sensitivity, sink_process
 from sshbench.placement import Placement
 from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
 from sshbench.summary import Summary, summarise_transfers
@@ -350,7 +350,7 @@ def _raw_json(raw: Summary | None) -> dict | None:
         return None
     drop = ("cipher", "mac", "kex", "compression", "tool", "direction", "relative_to_fastest")
     found = {k: v for k, v in raw.to_json().items() if k not in drop}
-    found["data_clock"] = raw_tcp.DATA_CLOCK
+    found["data_clock"] = sink_process.DATA_CLOCK
     return found
 
 
