@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 from fakes import AEAD, CLIENT, FakeRemote, FakeTarget, FakeTool, MadeUpRates, run_from_plan
-from sshbench import answer, baselines, condition_answer, summary
-from sshbench.baselines import crypto_server, raw_tcp
+from sshbench import answer, condition_answer, summary
+from sshbench.baselines import crypto_ceiling, crypto_server, hooks, raw_tcp
 from sshbench.capabilities import RemoteFacts
 from sshbench.plan import handshake_combinations, plan_matrix, schedule
 from sshbench.results import IMPLICIT_MAC
@@ -108,7 +108,7 @@ def test_equal_rates_are_tied_not_ranked():
 
 
 def test_a_local_target_gets_the_raw_tcp_control():
-    found, control = baselines.before_trials(combos=[], target=FakeTarget(), enabled=True, aesni_env=None)
+    found, control = hooks.before_trials(combos=[], target=FakeTarget(), enabled=True, aesni_env=None)
     assert control == raw_tcp.RAW_TCP and found["crypto_server"] is None and "link" not in found
 
 
@@ -116,17 +116,17 @@ def test_a_remote_target_gets_its_facts_read_and_the_skip_note(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     facts = RemoteFacts(machine="x86_64", machine_id="abc", openssl_version=None, rtt_s=0.02)
     remote = FakeRemote("nas", facts)
-    found, control = baselines.before_trials(combos=[], target=remote, enabled=True, aesni_env=None)
+    found, control = hooks.before_trials(combos=[], target=remote, enabled=True, aesni_env=None)
     assert control is None and raw_tcp.REMOTE_SKIP_NOTE in found["notes"]
     assert "server crypto ceiling not measured: nas has no openssl command" in found["notes"]
     assert found["link"]["rtt_s"] == 0.02 and remote.commands == []
     # with OpenSSL there, its ceiling is measured through the target's run_remote (this machine's own
     # ceiling, openssl speed for a second per primitive, is the end-to-end tier's)
-    monkeypatch.setattr(baselines.crypto_ceiling, "ceilings", lambda primitives, env=None: {})
+    monkeypatch.setattr(crypto_ceiling, "ceilings", lambda primitives, env=None: {})
     combos, _ = _plan(baselines=False)
     remote.facts = RemoteFacts(machine="x86_64", machine_id="abc", openssl_version="OpenSSL 3.0.19")
     remote.replies[""] = (0, "")  # openssl speed said nothing: not measured, never a made-up figure
-    found, _ = baselines.before_trials(combos=combos, target=remote, enabled=True, aesni_env=None)
+    found, _ = hooks.before_trials(combos=combos, target=remote, enabled=True, aesni_env=None)
     assert remote.commands and all(crypto_server.MARK.strip() in c or "openssl" in c for c in remote.commands)
     assert found["crypto_server"] and all(e["mib_s"] is None for e in found["crypto_server"].values())
 

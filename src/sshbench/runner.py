@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from sshbench import baselines as baseline_hooks
 from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
 from sshbench.algorithms import ClientAlgorithms
-from sshbench.baselines import crypto_ceiling
+from sshbench.baselines import aesni, crypto_ceiling, raw_tcp, raw_tcp_remote
+from sshbench.baselines import hooks as baseline_hooks
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.builds import version_label
 from sshbench.calibration import (
@@ -96,7 +96,7 @@ class Runner:
         self.axes = settings.matrix_spec()  # the matrix's other axes, parsed once
         check_target_spec(self.target_spec)
         if settings.no_aesni:
-            baseline_hooks.aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
+            aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
         if settings.seed is None:  # recorded with the run (settings/JSON), so its order can be replayed
             settings.seed = random.randrange(2**31)
         self.settings = settings
@@ -109,7 +109,7 @@ class Runner:
         self._resumed_combinations = list(resume_from.combinations) if resume_from else []
         self.tools: dict[str, TransferTool] = {name: get_tool(name) for name in self.axes.tools}
         # --no-aesni: the environment of every ssh client and of the private sshd (None: inherit ours).
-        self.ssh_env = baseline_hooks.aesni.masked_env() if settings.no_aesni else None
+        self.ssh_env = aesni.masked_env() if settings.no_aesni else None
         # A build sweep (sshbench.builds): --ssh A,B are client builds; --sshd A,B one private sshd each
         self.ssh_builds = builds.inspect_all(settings.ssh, "ssh") if builds.sweeps(settings.ssh) else []
         self.sshd_builds: list[builds.Build] = []
@@ -662,7 +662,7 @@ class Runner:
                 )
             if link_path is not None and item.combination.direction == "down":  # a remote host sends its copy
                 link_path["source"] = self._files.remote_payload(size)
-            raw_trial = baseline_hooks.raw_tcp.run_raw_tcp_trial(
+            raw_trial = raw_tcp.run_raw_tcp_trial(
                 payload=path,
                 payload_bytes=size,
                 repetition=item.repetition,
@@ -671,7 +671,7 @@ class Runner:
                 combination=item.combination,
                 path=link_path,
             )
-            if note := baseline_hooks.raw_tcp_remote.blocked_note(raw_trial, link_path):
+            if note := raw_tcp_remote.blocked_note(raw_trial, link_path):
                 self.result.baselines.setdefault("notes", []).append(note)
                 self._raw_tcp_left_out = True
             return raw_trial
