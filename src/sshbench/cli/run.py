@@ -272,7 +272,20 @@ def _run_epilog() -> str:
         "       measured trials are kept in the results database\n"
         "  2    bad input (an option, a name, a path), refused before anything is measured or stored\n"
         "  129  SIGHUP, 130 Ctrl-C (SIGINT), 143 SIGTERM: stopped, cleaned up, trials kept\n"
+        f"\n{RUN_EXAMPLES}"
     )
+
+
+# The most common commands, last in `run --help` as hyperfine's and iperf3's help end (tests/cli parses each).
+RUN_EXAMPLES = """examples:
+  sshbench run                                    your ssh's default ciphers, a private sshd (~1 min)
+  sshbench run myserver                           the same against a host of your ssh_config
+  sshbench run --full                             every cipher x MAC, as seed 001's matrix (~5 min)
+  sshbench run --link wan24m --compression both   does compression pay on a 24 Mbit/s link? (root)
+  sshbench run --tool scp,sftp,rsync --sink disk  which tool is fastest, writing to disk
+  sshbench recommend                              the last run's fastest safe ~/.ssh/config lines
+more: docs/examples/ (the seed posts' five situations) and the README's "What to run"
+"""
 
 
 def _check_conclusion(result: RunResult, err: Console) -> None:
