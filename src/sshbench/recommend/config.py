@@ -11,16 +11,15 @@ from pathlib import Path
 
 from sshbench.errors import RunError
 from sshbench.results import IMPLICIT_MAC, RunResult, short_name
-from sshbench.security.policy import (  # re-exported: the command and its tests use them from here
+from sshbench.security.policy import NothingAllowed, build  # re-exported: the command and its tests use them from here
+from sshbench.security.recommendation import (  # re-exported likewise
     FOR_CHOICES,
     OPTION_NAMES,
     POLICIES,
     POLICY_ORDER,
     Choice,
     LeftOut,
-    NothingAllowed,
     Recommendation,
-    build,
 )
 
 __all__ = [
