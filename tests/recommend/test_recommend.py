@@ -96,7 +96,7 @@ def test_recommended_client_config_connects_and_respects_policy(measured, policy
             assert (level < minimum[kind]) if value.startswith("-") else (level >= minimum[kind]), (option, name)
     assert settings["Ciphers"].lstrip("^").split(",")[0] in ("aes128-gcm@openssh.com", "aes128-ctr")
     assert settings["Compression"] == "no"
-    assert "# checked: connected to private sshd" in snippet
+    assert "# checked: a new private sshd like the run's took these lines" in snippet
     assert re.search(r"aes128-gcm@openssh.com \d+ MiB/s", snippet)  # measured figures in the comments
     if policy == "modern":
         # The defaults with the fastest first and without the CTR ciphers (below modern), spelt out: one

@@ -112,7 +112,7 @@ def test_conclusion_first_and_whole_names(terminal) -> None:
             assert "…" not in line and max(len(t) for t in table) <= width, (width, line)
         if width >= 100:  # every default column fits
             assert "s/GiB" in screen and "bound by" in screen and " (" in table[-1], width  # the full ratio CI
-    assert "checked: connected to private sshd" in terminal["screens"][100]
+    assert "checked: a new private sshd like the run's took these lines" in terminal["screens"][100]
 
 
 def test_conclusion_figures_are_the_summaries(terminal) -> None:

@@ -72,6 +72,7 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
     from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import Target, probe
+    from sshbench.targets.local import LocalServer
     from sshbench.targets.private_openssh import PrivateOpenSSH
 
     if rec.target == "server":
@@ -120,8 +121,14 @@ def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh:
             )
     # The kex only when a line sets it: the block's lines fit 100 columns.
     kex_set = any(line.option == "KexAlgorithms" for line in rec.option_lines())
+    # A server of our own is a new one, started for this check after the run's was stopped: its port is not the one
+    # the report's Target line names, and the line says so rather than show a second port (issue 55).
+    if isinstance(target, LocalServer):
+        checked = f"checked: a new {target.server_name} like the run's took these lines"
+    else:
+        checked = f"checked: connected to {target.label} with these lines"
     return (
-        f"checked: connected to {target.label} with these lines (got {short_name(str(negotiated.cipher))}"
+        f"{checked} (got {short_name(str(negotiated.cipher))}"
         f"{'' if negotiated.mac == IMPLICIT_MAC else ' + ' + short_name(str(negotiated.mac))}"
         f"{', ' + str(negotiated.kex) if kex_set else ''})"
     )
