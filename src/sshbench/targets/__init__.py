@@ -9,6 +9,7 @@ from __future__ import annotations
 from sshbench import placement
 from sshbench.errors import UsageError
 from sshbench.settings import TargetSpec
+from sshbench.targets import cpu_quota
 from sshbench.targets.asyncssh_server import AsyncsshServer
 from sshbench.targets.base import Target
 from sshbench.targets.dropbear import DropbearServer
@@ -46,8 +47,6 @@ def check_spec(spec: TargetSpec) -> None:
     if emulated and servers != ["openssh"]:  # LINK_SERVERS has OpenSSH only
         raise UsageError(f"--link {emulated[0].name} works with the private OpenSSH server only for now")
     if spec.server_cpu is not None:
-        from sshbench.targets import cpu_quota
-
         if spec.host is not None or servers != ["openssh"]:
             raise UsageError(
                 "--server-cpu limits the private OpenSSH server started here; it cannot be combined "

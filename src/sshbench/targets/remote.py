@@ -16,8 +16,9 @@ from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import TargetSpec
 from sshbench.sshlog import failure_reason, parse_ssh_log
-from sshbench.targets import remote_facts, remote_scratch
 from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target, probe
+from sshbench.targets.remote_facts import measure_rtt, read_facts
+from sshbench.targets.remote_scratch import RemoteRecord, new_name, remove_stale
 
 
 class RemoteHost(Target):
@@ -43,7 +44,7 @@ class RemoteHost(Target):
         self._client: ClientAlgorithms | None = None
         self._server: ServerAlgorithms | None = None
         self.label = host
-        self.record: remote_scratch.RemoteRecord | None = None
+        self.record: RemoteRecord | None = None
         self.raw_tcp_skip_reason: str | None = None
         #: what a kill -9'd earlier run left on this host and start() removed (for a notice)
         self.removed_leftovers: list[str] = []
@@ -81,17 +82,15 @@ class RemoteHost(Target):
         self._client.strict_kex = kexinit.client_strict_kex_from_log(log)
         self._server = server
         identity = f"{user}@{hostname}:{port}"
-        self.removed_leftovers = remote_scratch.remove_stale(
-            identity, lambda command: self.run_remote(command, None, 60)
-        )
-        self.record = remote_scratch.RemoteRecord(identity)
+        self.removed_leftovers = remove_stale(identity, lambda command: self.run_remote(command, None, 60))
+        self.record = RemoteRecord(identity)
         # Read once: cores (CPU in cores of its own machine), machine id + OpenSSL (the server crypto
         # ceiling's cache key), python3 (the raw TCP control's sink), and the RTT of the direct path.
-        self.facts = remote_facts.read_facts(self.run_remote)
+        self.facts = read_facts(self.run_remote)
         direct = (
             self.effective.get("proxycommand", "none") == "none" and self.effective.get("proxyjump", "none") == "none"
         )
-        self.facts.rtt_s, self.facts.rtt_probes_ms = remote_facts.measure_rtt(hostname, port, direct)
+        self.facts.rtt_s, self.facts.rtt_probes_ms = measure_rtt(hostname, port, direct)
         self.remote_raw_tcp = bool(self.facts.python3 or self.facts.nc)
         if not self.remote_raw_tcp:
             self.raw_tcp_skip_reason = (
@@ -118,7 +117,7 @@ class RemoteHost(Target):
         if self.record is None:
             return super().make_scratch_dir(where, cleanup)
         record = self.record
-        name = remote_scratch.new_name()
+        name = new_name()
         first = "/dev/shm" if where == "tmpfs" else "/var/tmp"
         candidates = [f"{base}/{name}" for base in (first, "/tmp")]
         record.add(candidates)
