@@ -300,7 +300,7 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
     if found is None or not found.config or result.status != "complete":  # stopped or failed: no new connection
         return
     try:
-        rec = recommend.build(result, answer.POLICY, "client", host_pattern="*")
+        rec = recommend.build(result, found.policy, "client", host_pattern="*")
         candidates = _check_builds(result)
         for attempt, (sshd, ssh, builds_label) in enumerate(candidates):
             try:
