@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
+from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, UNPINNED, Combination, TrialKind
+from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, TrialKind
 
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
     from sshbench.settings import RunSettings

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from sshbench import rekey
 from sshbench.baselines.crypto_ceiling import CeilingCache, cache_dir, machine_key
-from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
+from sshbench.compression import NO_COMPRESSION
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.targets import Target
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import TrialOverlay, run_trial

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from sshbench.compression import NO_COMPRESSION
 from sshbench.units import MIB
 
 if TYPE_CHECKING:  # a record of the settings layer above; only its type is needed here
@@ -26,7 +27,6 @@ def short_name(label: str) -> str:
     return label.replace(OPENSSH_SUFFIX, "")
 
 
-NO_COMPRESSION = "none"
 # Trial.data_clock of a rate over the steady part of the transfer (sshbench.steady), start-up left out.
 STEADY_STATE = "steady-state"
 # Trial.steady_note of a transfer that ended before a steady part could be timed: it has no headline rate.

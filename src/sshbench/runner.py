@@ -35,6 +35,7 @@ from sshbench.calibration import (
     steady_window_cap,
 )
 from sshbench.cleanup import Cleanup, signals_raise
+from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
 from sshbench.links import profile_named
@@ -55,7 +56,7 @@ from sshbench.plan import (
     setup_kex,
     target_key,
 )
-from sshbench.results import NO_COMPRESSION, NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
+from sshbench.results import NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
 from sshbench.streams import stream_share

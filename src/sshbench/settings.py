@@ -10,10 +10,10 @@ import os
 from dataclasses import dataclass, field
 
 from sshbench import builds
+from sshbench.compression import NO_COMPRESSION, ZLIB
 from sshbench.errors import UsageError
 from sshbench.links import LinkProfile, parse_links
 from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
-from sshbench.results import NO_COMPRESSION
 from sshbench.statistics import DEFAULT_TIE_MARGIN
 from sshbench.units import GIB, format_size
 
@@ -368,8 +368,6 @@ def parse_runs(text: str | int) -> int | None:
         raise UsageError(f"--runs must be at least 1 (got {value})")
     return value
 
-
-ZLIB = "zlib@openssh.com"
 
 # sshd's MaxStartups default (10:30:100) starts refusing unauthenticated connections beyond 10 at once;
 # Dropbear's MAX_UNAUTH_PER_IP is 5. The private sshd is started with MaxStartups 1000: there the limit is

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, rekey, steady
+from sshbench.compression import NO_COMPRESSION
 from sshbench.progress import DEFAULT_INTERVAL_S, Sampler
 from sshbench.results import (
     IMPLICIT_MAC,
-    NO_COMPRESSION,
     Combination,
     Negotiated,
     Trial,

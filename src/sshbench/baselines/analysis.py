@@ -12,8 +12,9 @@ from typing import Any
 
 from sshbench import summary, summary_figures
 from sshbench.baselines import bottleneck, crypto_ceiling, sensitivity, sink_process
+from sshbench.compression import NO_COMPRESSION
 from sshbench.placement import Placement
-from sshbench.results import NO_COMPRESSION, Combination, Trial, TrialKind
+from sshbench.results import Combination, Trial, TrialKind
 from sshbench.summary import Summary, summarise_transfers
 
 

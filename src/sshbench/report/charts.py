@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sshbench import summary
+from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError
 from sshbench.results import (
     AXES,
     IMPLICIT_MAC,
-    NO_COMPRESSION,
     Combination,
     RunResult,
 )

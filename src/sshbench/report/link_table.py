@@ -14,9 +14,9 @@ from typing import Any
 from rich.table import Table
 
 from sshbench import summary
+from sshbench.compression import NO_COMPRESSION
 from sshbench.links import profile_named
 from sshbench.links.shaping import METHOD_PARTS, METHOD_SHORT
-from sshbench.results import NO_COMPRESSION
 
 MIB = 1024 * 1024
 # A shaper that lets traffic through above its rate (seen once here with tbf) is worth a warning.

@@ -10,8 +10,9 @@ from collections.abc import Callable
 
 from sshbench import summary
 from sshbench.algorithms import strip_kex_pseudo
+from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError, UsageError
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION, RunResult
+from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
 from sshbench.security.config_lines import openssh_version
 from sshbench.security.recommendation import FOR_CHOICES, POLICIES, POLICY_ORDER, Choice, LeftOut, Recommendation

@@ -24,7 +24,8 @@ import fnmatch
 from dataclasses import dataclass
 from enum import IntEnum
 
-from sshbench.results import IMPLICIT_MAC, NO_COMPRESSION
+from sshbench.compression import NO_COMPRESSION
+from sshbench.results import IMPLICIT_MAC
 from sshbench.security import terrapin
 from sshbench.security.audit_adapter import AuditRating, load
 
