@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from sshbench.results import AXES, Combination, Trial, TrialKind
-from sshbench.store.sqlite import swept
+from sshbench.store.listing import swept
 
 
 def test_every_combination_field_is_an_axis_in_field_order():

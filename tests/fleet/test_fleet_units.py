@@ -22,7 +22,7 @@ from sshbench.results import Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import fleets as store_fleets
 from sshbench.store import open_store
-from sshbench.store.sqlite import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from sshbench.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from sshbench.units import MIB
 
 GCM, CHACHA, CTR = "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"

@@ -16,7 +16,7 @@ from sshbench.errors import RunError, UsageError
 from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import default_path, open_store
-from sshbench.store.sqlite import SCHEMA_VERSION
+from sshbench.store.schema import SCHEMA_VERSION
 
 TWO_CIPHERS = ("--ciphers", "aes128-ctr,aes256-ctr", "--size", "1M", "--runs", "2", "--warmup", "1", "--no-baselines")
 
@@ -275,7 +275,7 @@ def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
 @pytest.mark.fast
 def test_runs_listing_names_every_axis_a_run_swept() -> None:
     """`sshbench runs` showed a --link sweep as one cipher (issue 28): every axis of Combination that varied is named."""
-    from sshbench.store.sqlite import swept
+    from sshbench.store.listing import swept
 
     base = Combination("aes128-ctr", "umac-64-etm@openssh.com", "curve25519-sha256")
     links = [base, Combination(base.cipher, base.mac, base.kex, link="lan100m")]

@@ -139,7 +139,7 @@ def _report_latency(args: argparse.Namespace, document: dict, out: Console, err:
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.store import latency_runs
-    from sshbench.store.sqlite import LATENCY
+    from sshbench.store.schema import LATENCY
 
     check_writable(args.output)
     check_writable_dir(args.charts)
@@ -194,7 +194,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(set(args.runs)) < 2:  # before the store: the command line alone says so
         raise UsageError("compare needs at least two different runs")
     from sshbench.store import latency_runs
-    from sshbench.store.sqlite import LATENCY, THROUGHPUT
+    from sshbench.store.schema import LATENCY, THROUGHPUT
 
     with open_store(args.db, read_only=True) as store:
         # 'latest' is the latest run of the kind the runs named by number are (throughput when none is)
@@ -284,7 +284,7 @@ def _ratio_cell(r) -> str:
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.store import latency_runs
-    from sshbench.store.sqlite import LATENCY
+    from sshbench.store.schema import LATENCY
 
     check_writable(args.output)
     with open_store(args.db, read_only=True) as store:

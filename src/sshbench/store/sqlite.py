@@ -2,32 +2,27 @@
 
 - One row per run (its settings, environment, target and status) and one per trial; a trial is
   committed the moment it finishes (autocommit), so `kill -9` loses at most the trial in flight.
-- WAL journal: `sshbench report` can read while a run writes.
-- The schema is versioned in the `schema_version` table and upgraded by the MIGRATIONS below; a
-  database written by a newer sshbench, or one that is not ours, is refused with one line.
-- Trials are stored whole (every dataclass field, as JSON) plus a few columns to query by, so fields
-  added to Trial later round-trip without a migration.
+- The file itself (opening, refusing what is not ours, migrating, one-line errors) is database.py's, its
+  tables schema.py's, and what `sshbench runs` lists listing.py's.
 
 Path: --db PATH, else $SSHBENCH_DB, else $XDG_DATA_HOME/sshbench/results.db (~/.local/share/...).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import socket
-import sqlite3
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from sshbench import __version__
 from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, Trial
+from sshbench.results import Combination, RunResult, Trial
+from sshbench.store.database import DEFAULT_TIMEOUT_S, Database
 from sshbench.store.document import (
     NOT_STORED,
     RUN_COLUMNS,
@@ -38,71 +33,8 @@ from sshbench.store.document import (
     to_document,
     with_extras,
 )
-
-# PRAGMA application_id: marks the file as an sshbench database ("sshb").
-APPLICATION_ID = 0x73736862
-DEFAULT_TIMEOUT_S = 5.0  # how long to wait for another writer before giving up with one line
-
-# Each entry upgrades the schema from version i to i+1 (index i). Never edit a released entry: append.
-MIGRATIONS: list[list[str]] = [
-    [
-        """CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            status TEXT NOT NULL,            -- running | complete | interrupted | failed
-            started_at REAL NOT NULL,
-            finished_at REAL,
-            error TEXT,
-            exit_code INTEGER,
-            hostname TEXT,                   -- the client machine
-            target TEXT,                     -- the target's label
-            owner_pid INTEGER,               -- the process writing it while status = running
-            owner_start INTEGER,             -- that process's start time (pids are reused)
-            origin TEXT NOT NULL,            -- hostname|started_at: the same run in any database
-            imported_at REAL,
-            sshbench_version TEXT,
-            settings_json TEXT NOT NULL,
-            environment_json TEXT NOT NULL,
-            target_json TEXT NOT NULL,
-            combinations_json TEXT NOT NULL,
-            notices_json TEXT NOT NULL,
-            extra_json TEXT NOT NULL DEFAULT '{}'  -- RunResult fields added later (e.g. baselines)
-        )""",
-        "CREATE INDEX runs_origin ON runs(origin)",
-        """CREATE TABLE trials (
-            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,            -- position in the run, in the order measured
-            kind TEXT NOT NULL,
-            cipher TEXT NOT NULL,
-            mac TEXT NOT NULL,
-            kex TEXT NOT NULL,
-            repetition INTEGER NOT NULL,
-            warmup INTEGER NOT NULL,
-            valid INTEGER NOT NULL,
-            mib_s REAL,
-            trial_json TEXT NOT NULL,        -- the whole Trial
-            PRIMARY KEY (run_id, seq)
-        )""",
-    ],
-    [  # `sshbench fleet`: one row per fleet run; each host's run labelled with its inventory name
-        """CREATE TABLE fleets (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            started_at REAL NOT NULL,
-            finished_at REAL,
-            inventory TEXT NOT NULL,         -- the inventory file, as given (resolved)
-            host_limit TEXT,                 -- --limit
-            run_args_json TEXT NOT NULL,     -- the `sshbench run` options every host ran
-            hosts_json TEXT NOT NULL DEFAULT '{}'  -- inventory host -> {status, message, run_id}
-        )""",
-        "ALTER TABLE runs ADD COLUMN label TEXT",  # the inventory host name (machines may share a hostname)
-        "ALTER TABLE runs ADD COLUMN fleet_id INTEGER REFERENCES fleets(id)",
-    ],
-]
-SCHEMA_VERSION = len(MIGRATIONS)
-# What a run measured: "throughput" (`sshbench run`: no kind in extra_json) or "latency" (`sshbench latency`,
-# store/latency_runs.py): kept in extra_json, so no migration.
-THROUGHPUT = "throughput"
-LATENCY = "latency"
-KIND_SQL = "coalesce(json_extract(r.extra_json, '$.kind'), 'throughput')"
+from sshbench.store.listing import StoredRun, latency_swept, swept
+from sshbench.store.schema import KIND_SQL, LATENCY, THROUGHPUT
 
 
 def default_path() -> Path:
@@ -112,191 +44,8 @@ def default_path() -> Path:
     return Path(data_home) / "sshbench" / "results.db"
 
 
-def swept(combinations: list[Combination]) -> str:
-    """What a run varied, for `sshbench runs`: '3 ciphers x 2 MACs; kex X' style."""
-    if not combinations:
-        return "-"
-    parts, fixed = [], []
-    for axis in AXES:
-        attr, singular, plural = axis.name, axis.singular, axis.plural
-        values = list(dict.fromkeys(getattr(c, attr) for c in combinations))
-        if attr == "mac" and len(values) > 1:  # AEAD ciphers' "implicit" is not a MAC that was swept
-            values = [v for v in values if v != IMPLICIT_MAC]
-        if attr.endswith("_build"):  # "": a Dropbear/AsyncSSH row of a build sweep, not a build
-            values = [v for v in values if v]
-        if len(values) > 1:
-            parts.append(f"{len(values)} {plural}")
-        elif attr in ("cipher", "mac", "kex"):
-            fixed.append(f"{singular} {values[0]}")
-    return " x ".join(parts) + ("; " if parts and fixed else "") + ", ".join(fixed)
-
-
-def latency_swept(rows: list) -> str:
-    """`sshbench runs`' swept column for a latency run: 'latency: 3 ciphers x 2 links' style."""
-    parts = []
-    for key, plural in (("cipher", "ciphers"), ("link", "links")):
-        values = list(dict.fromkeys(str(row.get(key)) for row in rows if isinstance(row, dict)))
-        if len(values) > 1:
-            parts.append(f"{len(values)} {plural}")
-        elif values and key == "cipher":
-            parts.append(f"cipher {values[0]}")
-    return "latency: " + (" x ".join(parts) or "nothing measured")
-
-
-@dataclass
-class StoredRun:
-    """One line of `sshbench runs`."""
-
-    id: int
-    started_at: float
-    finished_at: float | None
-    status: str  # effective: a 'running' run whose writer is gone reads as 'interrupted'
-    hostname: str | None
-    target: str | None
-    swept: str
-    measured_trials: int
-    client_ssh_version: str | None
-    server_ssh_version: str | None
-    imported: bool
-    label: str | None = None  # a fleet run's inventory host name
-    fleet_id: int | None = None
-    kind: str = THROUGHPUT  # or LATENCY: `sshbench latency`'s run
-
-
-# --- the store ------------------------------------------------------------------------------------
-
-
-class Store:
-    def __init__(self, path: Path, timeout_s: float = DEFAULT_TIMEOUT_S, read_only: bool = False) -> None:
-        """read_only (the commands that only read): never creates a file or a directory; a database
-        this process cannot write (a read-only mount, another user's file) is opened with sqlite's mode=ro."""
-        self.path = path
-        self.timeout_s = timeout_s
-        self.read_only = False
-        if path.is_dir():
-            raise UsageError(f"the results database {path} is a directory")
-        if read_only:
-            if not path.is_file():
-                raise UsageError(f"no results database at {path}; `sshbench run` makes one (or give --db)")
-            uri = None
-            if not os.access(path.parent, os.W_OK):  # no -wal/-shm can be made beside it: nobody writes it
-                uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
-            elif not os.access(path, os.W_OK):
-                uri = f"{path.resolve().as_uri()}?mode=ro"
-            if uri is not None:
-                self.read_only = True
-                with self._guard():
-                    self.db = sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None)
-                try:
-                    self._open()
-                except BaseException:
-                    self.db.close()
-                    raise
-                return
-        else:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise RunError(f"cannot create the results directory {path.parent}: {err.strerror}") from None
-        with self._guard():
-            # isolation_level=None: autocommit, so a trial's INSERT is durable when it returns.
-            self.db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
-        try:
-            self._open()
-        except BaseException:
-            self.db.close()
-            raise
-
-    # -- opening and migrating
-
-    def _open(self) -> None:
-        with self._guard():
-            try:
-                tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            except sqlite3.DatabaseError as err:
-                if "not a database" in str(err) or "malformed" in str(err):
-                    raise UsageError(
-                        f"{self.path} is not an sshbench results database (not SQLite); "
-                        "choose another with --db or SSHBENCH_DB"
-                    ) from None
-                raise
-            app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
-            if tables and ("schema_version" not in tables or app_id != APPLICATION_ID):
-                raise UsageError(
-                    f"{self.path} is an SQLite database but not sshbench's; choose another with --db or SSHBENCH_DB"
-                )
-            version = 0
-            if tables:
-                row = self.db.execute("SELECT max(version) FROM schema_version").fetchone()
-                version = row[0] or 0
-            if version > SCHEMA_VERSION:
-                raise UsageError(
-                    f"{self.path} was written by a newer sshbench (schema {version}; this one "
-                    f"reads up to {SCHEMA_VERSION}): upgrade sshbench"
-                )
-            if self.read_only:
-                if version < SCHEMA_VERSION:
-                    raise UsageError(
-                        f"{self.path} is read-only and was written by an older sshbench (schema {version}): "
-                        "copy it somewhere writable and use --db"
-                    )
-                return
-            if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA foreign_keys = ON")
-            if version < SCHEMA_VERSION:
-                self._migrate(version, fresh=not tables)
-
-    def _migrate(self, version: int, fresh: bool) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            if fresh:
-                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                self.db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at REAL NOT NULL)")
-            for step in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[step]:
-                    self.db.execute(statement)
-                self.db.execute("INSERT INTO schema_version VALUES (?, ?)", (step + 1, time.time()))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-
-    @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
-        """sqlite3 errors become one line: a busy database after `timeout_s` of waiting, anything else."""
-        try:
-            yield
-        except sqlite3.OperationalError as err:
-            text = str(err)
-            if "locked" in text or "busy" in text:
-                raise RunError(
-                    f"the results database {self.path} is busy (another sshbench writing to it?); "
-                    f"waited {self.timeout_s:g} s, try again when it is done"
-                ) from None
-            raise RunError(f"results database {self.path}: {text}") from None
-        except sqlite3.DatabaseError as err:
-            raise RunError(f"results database {self.path}: {err}") from None
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._guard():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+class Store(Database):
+    """Runs and trials written as they happen, read back, exported and imported (merging machines)."""
 
     # -- writing a run as it happens
 
