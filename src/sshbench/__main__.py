@@ -1,3 +1,3 @@
-from sshbench.cli import main
+from sshbench.cli.main import main
 
 raise SystemExit(main())

@@ -1,8 +1,3 @@
-"""The command line: one parser (`main`), one module per command group (run, algorithms, store, security,
-crossover, completion). Every `SshbenchError` becomes one `sshbench: error:` line and its exit code."""
-
-from __future__ import annotations
-
-from sshbench.cli.main import build_parser, main
-
-__all__ = ["build_parser", "main"]
+"""The command line: main.py (`main`, the console script's entry point, and the whole parser, built by parser.py),
+one module per command group (run, latency, algorithms, store, security, crossover, fleet, completion), each
+adding its subcommands. Every `SshbenchError` becomes one `sshbench: error:` line and its exit code."""

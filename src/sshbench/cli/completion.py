@@ -1,4 +1,5 @@
-"""`sshbench completion bash|zsh|tcsh`: a shell completion script generated from the one parser (shtab)."""
+"""`sshbench completion bash|zsh|tcsh`: a shell completion script generated from the one parser (shtab), which
+main() passes in as `args.parser`."""
 
 from __future__ import annotations
 
@@ -26,10 +27,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def cmd_completion(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.shell not in SHELLS:
         raise UsageError(f"unknown shell {args.shell!r}; choose one of: {', '.join(SHELLS)}")
-    import shtab
+    import shtab  # loaded by this command only, not at every start-up
 
-    from sshbench.cli.main import build_parser
-
-    out.file.write(shtab.complete(build_parser(), shell=args.shell))
+    out.file.write(shtab.complete(args.parser, shell=args.shell))
     out.file.flush()
     return 0

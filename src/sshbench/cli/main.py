@@ -1,4 +1,5 @@
-"""`sshbench`: the one parser (each command group adds its subcommands, with `handler` set) and `main()`."""
+"""`sshbench`: the one parser (each command group adds its subcommands, with `handler` set; cli/parser.py builds
+it) and `main()`, the console script's entry point."""
 
 from __future__ import annotations
 
@@ -10,35 +11,18 @@ import sys
 
 from rich.console import Console
 
-from sshbench import __version__
 from sshbench.cli import algorithms, completion, crossover, fleet, latency, run, security, store
 from sshbench.cli.common import check_common
-from sshbench.errors import Interrupted, SshbenchError, UsageError
+from sshbench.cli.parser import make_parser
+from sshbench.errors import Interrupted, SshbenchError
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
 COMMAND_GROUPS = (run, latency, algorithms, store, security, crossover, fleet, completion)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]  # one line, exit 2, like every usage error
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="sshbench", description="Which SSH cipher, MAC and key exchange is fastest here, and what it costs in CPU."
-    )
-    parser.add_argument("--version", action="version", version=f"sshbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for group in COMMAND_GROUPS:
-        group.add_commands(sub)
-    # Every subcommand's --help opens with a description: its one-line help unless it has its own.
-    helps = {action.dest: action.help for action in sub._choices_actions}
-    for name, command in sub.choices.items():
-        if not command.description and helps.get(name):
-            text = str(helps[name])
-            command.description = text[0].upper() + text[1:] + "."
-    return parser
+    """The whole command line: every group's subcommands."""
+    return make_parser(group.add_commands for group in COMMAND_GROUPS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         check_common(parser, args)
         args.argv = argv
+        args.parser = parser  # the whole command line, which `completion` describes
         return int(args.handler(args, out, err))
     except SshbenchError as e:
         err.print(f"sshbench: error: {e}", markup=False, highlight=False)

@@ -23,6 +23,7 @@ from sshbench.cli.common import (
     add_sshd_option,
     check_writable,
 )
+from sshbench.cli.parser import make_parser
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
@@ -384,9 +385,7 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
 def _given_run_options(argv: list[str]) -> set[str]:
     """The `run` options the user typed (a preset fills in only the others): parse again with every
     default suppressed, so only given options appear."""
-    from sshbench.cli.main import build_parser
-
-    parser = build_parser()
+    parser = make_parser([add_commands])
     run_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
     for action in run_parser._actions:
         action.default = argparse.SUPPRESS

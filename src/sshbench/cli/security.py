@@ -12,6 +12,7 @@ from rich.text import Text
 from sshbench import summary
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
+from sshbench.cli.fleet_results import cmd_recommend_fleet
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.results import RunResult
 from sshbench.security import terrapin
@@ -81,8 +82,6 @@ def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench.recommend import config as recommend
 
     if args.fleet:
-        from sshbench.cli.fleet import cmd_recommend_fleet
-
         return cmd_recommend_fleet(args, out, err)
     # Checked before the run is loaded, so that a typo is reported as itself.
     if args.policy not in recommend.POLICIES:

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sshbench.cli.common import add_db_option, add_output_options, check_writable, check_writable_dir, write_output
+from sshbench.cli.fleet_results import cmd_compare_hosts
 from sshbench.errors import RunError, UsageError
 from sshbench.report import formats
 from sshbench.store import open_store, read_document
@@ -184,8 +185,6 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from sshbench import compare
 
     if args.by == "host" or args.fleet:
-        from sshbench.cli.fleet import cmd_compare_hosts
-
         return cmd_compare_hosts(args, out, err)
     if args.chart:
         raise UsageError("--chart draws the across-hosts chart: give --by host or --fleet")
