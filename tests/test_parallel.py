@@ -18,7 +18,7 @@ from sshbench.errors import UsageError
 from sshbench.plan import ScheduledTrial
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 from sshbench.settings import RunSettings, parse_parallel
-from sshbench.store.document import trial_from_json
+from sshbench.store.record_json import trial_from_json
 from sshbench.streams import common_data_phase, merge, summarise_streams
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool

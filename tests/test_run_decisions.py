@@ -14,7 +14,8 @@ from sshbench.calibration import SHORTEST_FIT_S
 from sshbench.plan import schedule
 from sshbench.report import table
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
-from sshbench.store.document import settings_from, to_document
+from sshbench.store.document import to_document
+from sshbench.store.record_json import settings_from
 from sshbench.units import MIB
 
 pytestmark = pytest.mark.timed  # runs alone (`make test`): rounds and budgets, decided from rates

@@ -10,7 +10,8 @@ import json
 from typing import TextIO
 
 from sshbench.results import RunResult, Trial
-from sshbench.store.document import SCHEMA_VERSION, jsonable, to_document
+from sshbench.store.document import SCHEMA_VERSION, to_document
+from sshbench.store.record_json import jsonable
 
 
 class JsonStream:

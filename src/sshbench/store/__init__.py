@@ -5,13 +5,9 @@ interrupted one (`resume`)."""
 from __future__ import annotations
 
 from sshbench.store.database import DEFAULT_TIMEOUT_S
-from sshbench.store.document import (
-    read_document,
-    result_from_document,
-    to_document,
-    trial_from_json,
-)
+from sshbench.store.document import read_document, result_from_document, to_document
 from sshbench.store.listing import StoredRun, swept
+from sshbench.store.record_json import trial_from_json
 from sshbench.store.sqlite import Store, default_path, open_store
 
 __all__ = [

@@ -1,7 +1,8 @@
 """The results database's schema: its tables as MIGRATIONS (append-only; the `schema_version` table records each one
-applied), the application id that marks the file as sshbench's, and the kinds of run a `runs` row holds. Trials are
-stored whole (every dataclass field, as JSON) plus a few columns to query by, so fields added to Trial later
-round-trip without a migration. database.py applies the migrations; sqlite.py reads and writes the rows.
+applied), the application id that marks the file as sshbench's, the kinds of run a `runs` row holds, and which
+RunResult fields have a column of their own (the rest go to its extra_json). Trials are stored whole (every
+dataclass field, as JSON) plus a few columns to query by, so fields added to Trial later round-trip without a
+migration. database.py applies the migrations; sqlite.py reads and writes the rows.
 """
 
 from __future__ import annotations
@@ -69,3 +70,21 @@ SCHEMA_VERSION = len(MIGRATIONS)
 THROUGHPUT = "throughput"
 LATENCY = "latency"
 KIND_SQL = "coalesce(json_extract(r.extra_json, '$.kind'), 'throughput')"
+
+# RunResult fields with a column (or JSON column) of their own; the rest go to extra_json.
+RUN_COLUMNS = {
+    "settings",
+    "environment",
+    "target",
+    "combinations",
+    "trials",
+    "status",
+    "error",
+    "exit_code",
+    "started_at",
+    "finished_at",
+    "notices",
+    "run_id",
+}
+# Derived in memory, never stored (RunResult.cache: summaries computed once per state of the trials).
+NOT_STORED = {"cache"}

@@ -23,18 +23,10 @@ from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
 from sshbench.results import Combination, RunResult, Trial
 from sshbench.store.database import DEFAULT_TIMEOUT_S, Database
-from sshbench.store.document import (
-    NOT_STORED,
-    RUN_COLUMNS,
-    from_plain,
-    jsonable,
-    result_from_document,
-    settings_from,
-    to_document,
-    with_extras,
-)
+from sshbench.store.document import result_from_document, to_document
 from sshbench.store.listing import StoredRun, latency_swept, swept
-from sshbench.store.schema import KIND_SQL, LATENCY, THROUGHPUT
+from sshbench.store.record_json import from_plain, jsonable, settings_from, with_extras
+from sshbench.store.schema import KIND_SQL, LATENCY, NOT_STORED, RUN_COLUMNS, THROUGHPUT
 
 
 def default_path() -> Path:
