@@ -17,12 +17,17 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from sshbench import summary
+from sshbench.baselines.analysis import raw_tcp_by_link
 from sshbench.errors import RunError, UsageError
 from sshbench.links import parse_rate
 from sshbench.report.link_table import (
     CrossoverPoint,
     crossover_points,
 )
+from sshbench.runner import Runner
+from sshbench.settings import RunSettings
+from sshbench.store import open_store
+from sshbench.store.recorder import RunRecorder
 from sshbench.units import MIB
 
 GRID_POINTS = 4  # the coarse grid, geometric from --low to --high
@@ -68,8 +73,6 @@ class MeasuredRate:
 
 
 def _settings(args: CrossoverSpec, rate_bit_s: int):
-    from sshbench.settings import RunSettings
-
     # Size for about --seconds of the *compressed* transfer (text compresses ~3:1; uncompressed then
     # takes ~3x as long): both clocks leave out what ssh sends while the remote shell starts (~70 ms
     # here), which would flatter a short compressed transfer.
@@ -90,11 +93,6 @@ def _settings(args: CrossoverSpec, rate_bit_s: int):
 
 def measure(args: CrossoverSpec, rate_bit_s: int, err: Console) -> MeasuredRate:
     """One ordinary run at this rate, recorded in the results store like any `sshbench run`."""
-    from sshbench.baselines.analysis import raw_tcp_by_link
-    from sshbench.runner import Runner
-    from sshbench.store import open_store
-    from sshbench.store.recorder import RunRecorder
-
     settings = _settings(args, rate_bit_s)
     err.print(f"crossover: measuring at {rate_bit_s / 1e6:g} Mbit/s ...", highlight=False)
     recorder = RunRecorder(open_store(args.db))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, rekey, steady
+from sshbench.cleanup import kill_tree
 from sshbench.compression import NO_COMPRESSION
 from sshbench.progress import DEFAULT_INTERVAL_S, Sampler
 from sshbench.results import (
@@ -85,8 +86,6 @@ class RunningProcess:
     @classmethod
     def kill_all(cls) -> None:
         """Kill every client still running and its children (each runs in its own session)."""
-        from sshbench.cleanup import kill_tree
-
         for proc in list(cls.running | ({cls.current} if cls.current is not None else set())):
             if proc.returncode is None:
                 kill_tree(proc.pid)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, steady
+from sshbench.cleanup import kill_tree
 from sshbench.progress import Sampler, process_tree, tree_cpu_ns
 from sshbench.results import Combination, Negotiated, Trial, TrialKind
 from sshbench.sshlog import explain_failure, parse_ssh_log
@@ -288,8 +289,6 @@ class WarmSession:
         return self.broken or self._exited()
 
     def _kill(self) -> None:
-        from sshbench.cleanup import kill_tree
-
         kill_tree(self.proc.pid)
         self.proc.wait(timeout=WAIT_S)
         RunningProcess.running.discard(self.proc)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sshbench import summary, summary_figures
-from sshbench.baselines import bottleneck, crypto_ceiling, sensitivity, sink_process
+from sshbench.baselines import bottleneck, crypto_ceiling, sensitivity, sink_process, stream_ceiling
 from sshbench.compression import NO_COMPRESSION
 from sshbench.placement import Placement
 from sshbench.results import Combination, Trial, TrialKind
@@ -302,8 +302,6 @@ def document(result: Any) -> dict:
 def stream_sweeps(result: Any) -> list:
     """-P 1,2,...: per setting swept over stream counts, each count's ceiling and the conclusion
     (baselines/stream_ceiling.py); empty without a sweep."""
-    from sshbench.baselines import stream_ceiling
-
     return summary.cached(
         result,
         "stream-sweeps",

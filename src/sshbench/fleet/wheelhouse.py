@@ -26,6 +26,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import sshbench
 from sshbench.errors import RunError, UsageError
 
 DOWNLOAD_TIMEOUT_S = 900.0
@@ -68,8 +69,6 @@ def _record_hash(data: bytes) -> str:
 def build_sshbench_wheel(dest: Path) -> Path:
     """A py3-none-any wheel of the running sshbench: the package's files (no caches) and its installed
     METADATA and entry points. Returns its path."""
-    import sshbench
-
     dist = importlib.metadata.distribution("sshbench")
     metadata = dist.read_text("METADATA")
     entry_points = dist.read_text("entry_points.txt")

@@ -10,11 +10,14 @@
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass, field
 
 from sshbench import summary
 from sshbench.algorithms import parse_ssh_G, strip_kex_pseudo
+from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import RunError, SshbenchError
+from sshbench.leftovers import clean_leftovers
 from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
 from sshbench.security.verdicts import (
@@ -23,7 +26,12 @@ from sshbench.security.verdicts import (
     algorithm_verdict,
     combination_verdict,
 )
+from sshbench.settings import TargetSpec
+from sshbench.sshlog import failure_reason, parse_negotiated
+from sshbench.store import open_store
 from sshbench.summary import Summary
+from sshbench.targets import make_target
+from sshbench.targets.base import probe
 
 KINDS = (("cipher", "ciphers"), ("mac", "macs"), ("kex", "kexalgorithms"))
 # A measured alternative must be at least this good to be suggested, and this much faster to call the
@@ -136,15 +144,6 @@ def run_audit(
     host: str | None, ssh_config: str | None, sshd: str | None, run: RunResult | None, ssh: str = "ssh"
 ) -> AuditReport:
     """Read `ssh -G`, connect once (`ssh -vv`), judge."""
-    import subprocess
-
-    from sshbench.cleanup import Cleanup, signals_raise
-    from sshbench.leftovers import clean_leftovers
-    from sshbench.settings import TargetSpec
-    from sshbench.sshlog import failure_reason, parse_negotiated
-    from sshbench.targets import make_target
-    from sshbench.targets.base import probe
-
     clean_leftovers()
     config_args = ["-F", ssh_config] if ssh_config else ([] if host else ["-F", "/dev/null"])
     g_host = host or "127.0.0.1"
@@ -181,8 +180,6 @@ def run_audit(
 def latest_run(db: str | None) -> RunResult | None:
     """The latest stored run, or None when there is none (speed advice is then skipped)."""
     try:
-        from sshbench.store import open_store
-
         with open_store(db, read_only=True) as store:
             return store.load_result("latest")
     except SshbenchError:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sshbench import summary
+from sshbench import links, summary
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError
 from sshbench.results import (
@@ -217,8 +217,6 @@ def link_mbit_s(combo: Combination) -> float | None:
     """The link bandwidth a combination was measured over, in Mbit/s, when it has a link dimension
     (its `link`: a profile of sshbench.links, a number of Mbit/s or a rate such as '100mbit'); None for
     loopback, unshaped or unknown links."""
-    from sshbench import links
-
     if (rate := links.rate_mbit_s(combo.link)) is not None:
         return rate  # a profile name ("lan1g") or a custom profile's canonical name
     if m := _RATE.match(combo.link):

@@ -12,7 +12,7 @@ from html import escape
 from sshbench import __version__, rate_clock
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
-from sshbench.report import charts, model, ranked
+from sshbench.report import charts, conclusion, model, ranked
 from sshbench.report.table import decision_lines, warnings
 from sshbench.results import RunResult
 
@@ -111,8 +111,6 @@ def render(result: RunResult) -> str:
     when = datetime.datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
     run = f"run {result.run_id}" if result.run_id is not None else "run"
     title = f"sshbench {run} on {result.environment.get('hostname') or '?'}, {when}"
-    from sshbench.report import conclusion
-
     parts = [f"<h1>{escape(title)}</h1>", conclusion.html(result), "<h2>Environment</h2>", _env_table(result)]
 
     parts.append("<h2>Results, fastest first</h2>")

@@ -14,6 +14,7 @@ from typing import Any
 from rich.table import Table
 
 from sshbench import summary
+from sshbench.baselines.analysis import raw_tcp_by_link
 from sshbench.compression import NO_COMPRESSION
 from sshbench.links import profile_named
 from sshbench.links.shaping import METHOD_PARTS, METHOD_SHORT
@@ -30,8 +31,6 @@ def _mbit(mib_s: float | None) -> float | None:
 
 
 def _raw_by_link(result: Any) -> dict:
-    from sshbench.baselines.analysis import raw_tcp_by_link
-
     return raw_tcp_by_link(result.trials)
 
 

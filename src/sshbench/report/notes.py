@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from sshbench.rate_clock import EARLIER_CLOCK, run_clock
+from sshbench.results import STEADY_STATE
+from sshbench.summary import summaries
+from sshbench.units import format_size
+
 ASYNCSSH_NOTE = (
     "AsyncSSH is Python: the absolute rates of asyncssh/* rows are not comparable with OpenSSH's "
     "(or Dropbear's), while its relative ordering of ciphers is informative"
@@ -39,10 +44,6 @@ def implementation_notes(result) -> list[str]:
 
 def clock_notes(result) -> list[str]:
     """Lines for the report where rates are not on the steady-state clock (docs/clock.md); never raises."""
-    from sshbench.rate_clock import EARLIER_CLOCK, run_clock
-    from sshbench.results import STEADY_STATE
-    from sshbench.summary import summaries
-
     try:
         if run_clock(result.trials) == EARLIER_CLOCK:
             return [
@@ -69,10 +70,6 @@ def clock_notes(result) -> list[str]:
 
 def rekey_notes(result) -> list[str]:
     """One line per cipher whose rates count rekeys (sshbench.rekey): how often, what one cost, the share."""
-    from sshbench.results import STEADY_STATE
-    from sshbench.summary import summaries
-    from sshbench.units import format_size
-
     by_cipher: dict[tuple[str, str], list] = {}
     for s in summaries(result):  # steady rows: an earlier clock's rate has the start-up in it, and its share reads low
         steady = s.data_clock == STEADY_STATE

@@ -5,13 +5,16 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from sshbench import rate_clock, summary
+from sshbench import intervals, rate_clock, summary
+from sshbench import statistics as stats
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.clock import clock_agreement
-from sshbench.report import cells, model, ranked
+from sshbench.report import cells, conclusion, model, ranked
+from sshbench.report import compact as compact_report
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
+from sshbench.report.notes import ASYNCSSH_NOTE, clock_notes, implementation_notes
 from sshbench.results import AXES, RunResult, TrialKind, shown_apart, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.summary import WIDE_SPREAD_CV
@@ -132,9 +135,6 @@ def results_table(result: RunResult) -> Table:
 def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     """Under the table: what the ± means where it is below 95%, ties, why a median may read above the row
     ranked before it, and the undecided pairs: each with its reason (`wide`), else one line for all."""
-    from sshbench import intervals
-    from sshbench import statistics as stats
-
     out = []
     rows = summary.summaries(result)
     short = sorted({s.valid_trials for s in rows if s.ci_coverage is not None and s.ci_coverage < CONFIDENCE})
@@ -323,12 +323,8 @@ def warnings(result: RunResult, compact: bool = False) -> list[str]:
         )
     if len(invalid) > 10:
         out.append(f"... and {len(invalid) - 10} more invalid trials (see --json)")
-    from sshbench.report.notes import (
-        ASYNCSSH_NOTE,  # every report format (terminal, Markdown, HTML) says it
-    )
-
     if any("asyncssh" in (c.client, c.server) for c in result.combinations):
-        out.append(ASYNCSSH_NOTE)
+        out.append(ASYNCSSH_NOTE)  # every report format (terminal, Markdown, HTML) says it
     agreement = clock_agreement(result.trials)
     if agreement is not None and abs(agreement - 1) > 0.10:
         out.append(
@@ -341,8 +337,6 @@ def warnings(result: RunResult, compact: bool = False) -> list[str]:
 def print_report(result: RunResult, console: Console, wide: bool = False, quiet: bool = False) -> None:
     """The conclusion block first (report/conclusion.py), then the table that fits the console (every column
     with `wide`), the notes, the environment and the baselines. `quiet`: the conclusion block only."""
-    from sshbench.report import compact, conclusion
-
     concluded = conclusion.print_block(result, console)
     if quiet:
         return
@@ -355,19 +349,14 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
         if wide:
             console.print(results_table(result))
         else:
-            console.print(compact.results_table(result, console.width))
-        for line in [*decision_lines(result, wide), *([] if wide else compact.legend(result))]:
+            console.print(compact_report.results_table(result, console.width))
+        for line in [*decision_lines(result, wide), *([] if wide else compact_report.legend(result))]:
             console.print(line, markup=False, highlight=False)
         for note in security_hooks.report_notes(summary.summaries(result), result.environment, each=wide):
             console.print(f"security: {note}", markup=False, highlight=False)
-        from sshbench.report.notes import (
-            clock_notes,  # rates not on the steady-state clock (earlier runs, trials too short)
-            implementation_notes,  # other implementations: what their rows mean
-        )
-
-        for note in implementation_notes(result):
+        for note in implementation_notes(result):  # other implementations: what their rows mean
             console.print(f"implementations: {note}", markup=False, highlight=False)
-        for note in clock_notes(result):
+        for note in clock_notes(result):  # rates not on the steady-state clock (earlier runs, trials too short)
             console.print(f"clock: {note}", markup=False, highlight=False)
         for note in baseline_report.verdict_notes(baseline_analysis.compare(result)) if wide else []:
             console.print(f"bound by {note}", markup=False, highlight=False)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from sshbench.errors import SshbenchError
 from sshbench.security import terrapin
+from sshbench.security.audit_adapter import load
 from sshbench.security.verdicts import Verdict, combination_verdict
 from sshbench.summary import Summary
 
@@ -40,8 +41,6 @@ def summary_verdict(summary: Summary, environment: dict) -> Verdict | None:
 
 def verdict_error() -> str | None:
     """The one-line reason verdicts are unavailable, or None."""
-    from sshbench.security.audit_adapter import load
-
     try:
         load()
     except SshbenchError as err:

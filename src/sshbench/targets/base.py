@@ -7,9 +7,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms
 from sshbench.capabilities import RawTcpControl, RawTcpMode, RemoteFacts
 from sshbench.cleanup import Cleanup
+from sshbench.errors import RunError
 
 if TYPE_CHECKING:
     from sshbench.settings import TargetSpec
@@ -93,8 +94,6 @@ class Target(ABC):
         )
         path = out.strip().splitlines()[-1] if status == 0 and out.strip() else ""
         if not path.startswith("/"):
-            from sshbench.errors import RunError
-
             raise RunError(f"cannot make a scratch dir on {self.label}: {out.strip() or 'no output'}")
         cleanup.push(lambda: None if self.run_remote(f"rm -rf '{path}'") else None)
         return path
@@ -129,8 +128,6 @@ class Target(ABC):
         """Copy a file to the server (for download sources)."""
         status, out = self.run_remote(f"cat > '{remote}'", stdin_path=local)
         if status != 0:
-            from sshbench.errors import RunError
-
             raise RunError(f"cannot copy the payload to {self.label}:{remote}: {out.strip()}")
 
     def file_digest(self, path: str) -> tuple[int, str] | None:
@@ -185,8 +182,6 @@ class Target(ABC):
 
     def client_build_algorithms(self, ssh: str) -> ClientAlgorithms:
         """What another ssh build (--ssh A,B) speaks and defaults to against this target."""
-        from sshbench.algorithms import client_algorithms
-
         return client_algorithms(ssh, ["-F", "/dev/null"])
 
     def client_implementations(self) -> dict[str, ClientAlgorithms]:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+from sshbench.cleanup import descendants
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import TargetSpec
 from sshbench.targets.private_server import PrivateServer
@@ -186,10 +188,6 @@ class DropbearServer(PrivateServer):
         # read once the last connection's process is gone (bounded: it exits right after the client).
         if self.process is None:
             return None
-        import time
-
-        from sshbench.cleanup import descendants
-
         deadline = time.monotonic() + 5.0
         while descendants(self.process.pid) and time.monotonic() < deadline:
             time.sleep(0.005)  # bounded poll of the process table, not a synchronisation sleep

@@ -17,6 +17,7 @@ from pathlib import Path
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cleanup import Cleanup, disk_dir
 from sshbench.errors import RunError
+from sshbench.payload import sha256_of
 from sshbench.placement import Placement
 from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target
 
@@ -200,8 +201,6 @@ class LocalServer(Target):
         shutil.copyfile(local, remote)
 
     def file_digest(self, path: str) -> tuple[int, str] | None:
-        from sshbench.payload import sha256_of
-
         try:
             return os.path.getsize(path), sha256_of(Path(path))
         except OSError:

@@ -13,7 +13,7 @@ from sshbench.capabilities import RawTcpControl, RawTcpMode
 from sshbench.cleanup import Cleanup
 from sshbench.links import LinkProfile
 from sshbench.links.namespaces import _find_tool, require_support
-from sshbench.links.path import SERVER_ADDR, LinkPath
+from sshbench.links.path import RAW_TCP_PORT, SERVER_ADDR, LinkPath
 from sshbench.settings import TargetSpec
 from sshbench.targets.private_openssh import PrivateOpenSSH
 
@@ -110,8 +110,6 @@ class NetnsOpenSSH(PrivateOpenSSH):
 
     def raw_tcp_path(self):
         """For the raw TCP control over the current link (sshbench.baselines.raw_tcp)."""
-        from sshbench.links.path import RAW_TCP_PORT
-
         end = self.path.endpoint(self.current_link or next(iter(self.path.states)), self.port, "raw")
         return {
             "sink": (SERVER_ADDR, RAW_TCP_PORT),

@@ -21,7 +21,7 @@ from sshbench.algorithms import (
     kexinit,
     parse_ssh_G,
 )
-from sshbench.cleanup import Cleanup
+from sshbench.cleanup import Cleanup, descendants
 from sshbench.errors import RunError, UsageError
 from sshbench.settings import TargetSpec
 from sshbench.sshlog import failure_reason, parse_ssh_log
@@ -286,8 +286,6 @@ class PrivateOpenSSH(LocalServer):
         elsewhere, see the research notes); waits (bounded) until the last session is reaped."""
         if os.geteuid() != 0 or self.process is None:
             return None
-        from sshbench.cleanup import descendants
-
         deadline = time.monotonic() + 5.0
         while descendants(self.process.pid) and time.monotonic() < deadline:
             time.sleep(0.005)  # bounded: sshd reaps its session child right after the client leaves

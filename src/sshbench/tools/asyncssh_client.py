@@ -189,7 +189,7 @@ async def _copy_out(reader, fd: int) -> None:
 
 
 async def run(opts: ClientOptions) -> int:
-    import asyncssh
+    import asyncssh  # optional: main() turns its ImportError into one line
 
     capture = _KexCapture()
     asyncssh_logger = logging.getLogger("asyncssh")
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(run(opts))
     except ImportError as err:
-        from sshbench.algorithms.asyncssh_caps import ASYNCSSH_INSTALL_HINT
+        from sshbench.algorithms.asyncssh_caps import ASYNCSSH_INSTALL_HINT  # error path only: the client starts light
 
         _err(f"asyncssh: not installed ({err}); {ASYNCSSH_INSTALL_HINT}")
         return 255

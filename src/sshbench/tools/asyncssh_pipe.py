@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
 from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
 from sshbench.tools.pipe import PipeTool
 
@@ -23,8 +24,6 @@ class AsyncsshPipeTool(TransferTool):
         self._pipe = PipeTool()
 
     def missing(self) -> str | None:
-        from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
-
         return asyncssh_algorithms().missing_reason
 
     def invocation(

@@ -28,10 +28,12 @@ from pathlib import Path
 
 from sshbench.baselines import sensitivity
 from sshbench.cleanup import Cleanup
+from sshbench.links import LINKS
 from sshbench.results import Combination
 from sshbench.targets import cpu_quota
 from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuota, CpuQuotaError
+from sshbench.targets.netns_openssh import NetnsOpenSSH
 
 
 @dataclass
@@ -162,8 +164,6 @@ class LinkRate(Throttle):
         return int(self.capacity_bit_s * (1 - self.slowdown))
 
     def apply(self, target: Target, combo: Combination) -> None:
-        from sshbench.targets.netns_openssh import NetnsOpenSSH
-
         assert isinstance(target, NetnsOpenSSH)  # plan_for offers this throttle for such a target only
         self.setting = (
             target.path.throttle_rate(self.rate_bit_s)
@@ -202,9 +202,6 @@ def _is_remote(target: Target) -> bool:
 
 def plan_for(target: Target, combo: Combination, raw_tcp_mib_s: float | None) -> Plan:
     """Which throttles apply to `combo` on `target` (`raw_tcp_mib_s`: the control's median on its link)."""
-    from sshbench.links import LINKS
-    from sshbench.targets.netns_openssh import NetnsOpenSSH
-
     cg = _cgroup_reason()
     remote = _is_remote(target)
     client = ClientCpu(reason=cg)
