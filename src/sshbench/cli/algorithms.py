@@ -7,18 +7,27 @@ run it; with --speed, the raw single-core rate of the legacy primitives beside t
 from __future__ import annotations
 
 import argparse
+import subprocess
+import tempfile
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, legacy
+from sshbench import builds
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, legacy, parse_ssh_G
 from sshbench.baselines import legacy_speed
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.cli.security import algorithms_footer, algorithms_verdict_cells
-from sshbench.errors import SshbenchError
+from sshbench.environment import collect
+from sshbench.errors import RunError, SshbenchError
 from sshbench.leftovers import clean_leftovers
 from sshbench.security import terrapin
+from sshbench.settings import TargetSpec
+from sshbench.targets import make_target
+from sshbench.targets.dropbear import DropbearServer
+from sshbench.targets.local import make_ssh_keypair
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -49,10 +58,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_algorithms(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench import builds
-    from sshbench.settings import TargetSpec
-    from sshbench.targets import make_target
-
     if builds.sweeps(args.sshd) or builds.sweeps(getattr(args, "ssh", None)):
         return print_build_differences(args, out)
     removed = clean_leftovers()
@@ -124,9 +129,6 @@ def print_build_differences(args: argparse.Namespace, out: Console) -> int:
     """`algorithms --ssh A,B` / `--sshd A,B`: per kind, the algorithms not in every build (supported: `ssh -Q`
     for clients; offered by default: `sshd -T` of a minimal config for servers), then each build's default
     order where it changed."""
-    from sshbench import builds
-    from sshbench.algorithms import client_algorithms
-
     found: list[tuple[str, dict[str, list[str]], dict[str, list[str]]]] = []  # (label, supported, defaults)
     for build in builds.inspect_all(getattr(args, "ssh", None), "ssh") if args.ssh else []:
         algs = client_algorithms(build.path, ["-F", "/dev/null"])
@@ -169,14 +171,6 @@ def print_build_differences(args: argparse.Namespace, out: Console) -> int:
 
 def _sshd_defaults(build) -> dict[str, list[str]]:
     """What this sshd offers by default: `sshd -T` of a config with only a throwaway host key (and its helpers)."""
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    from sshbench.algorithms import parse_ssh_G
-    from sshbench.errors import RunError
-    from sshbench.targets.local import make_ssh_keypair
-
     with tempfile.TemporaryDirectory(prefix="sshbench-") as tmp:
         key = Path(tmp) / "host_key"
         make_ssh_keypair(key, "sshbench-host_key")
@@ -196,15 +190,11 @@ def _sshd_defaults(build) -> dict[str, list[str]]:
 
 
 def client_label() -> str:
-    from sshbench.environment import collect
-
     return str(collect().get("client_ssh_version"))
 
 
 def _dropbear_offer(client: ClientAlgorithms) -> legacy.Offer:
     """Start a private Dropbear just long enough to read its KEXINIT (what the OpenSSH client can use with it)."""
-    from sshbench.targets.dropbear import DropbearServer
-
     cleanup = Cleanup()
     try:
         with signals_raise():

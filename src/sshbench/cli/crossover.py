@@ -12,7 +12,8 @@ from rich.table import Table
 
 from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
 from sshbench.crossover import GRID_POINTS, CrossoverSpec, MeasuredRate, search
-from sshbench.links import parse_rate
+from sshbench.links import LinkProfile, parse_rate
+from sshbench.links.namespaces import require_support
 from sshbench.report.link_table import SEED_CROSSOVER, CrossoverPoint, crossover_rate
 from sshbench.units import MIB
 
@@ -50,9 +51,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.links import LinkProfile
-    from sshbench.links.namespaces import require_support
-
     check_writable(args.json)  # output paths before the (long) search
     check_writable_dir(args.charts)
     require_support([LinkProfile("rate", rate_bit_s=parse_rate(args.low))])
@@ -123,7 +121,7 @@ def cmd_crossover(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _write_chart(points: list[MeasuredRate], directory: Path, err: Console) -> None:
     """Both lines, MiB/s against Mbit/s (report/charts.py's links chart on these summaries' figures)."""
-    import matplotlib
+    import matplotlib  # ~1 s to import: only for the chart, as report/charts.py does
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

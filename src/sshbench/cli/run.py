@@ -15,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from sshbench import answer, summary
 from sshbench.cli import presets, run_notices
 from sshbench.cli.common import (
     add_db_option,
@@ -25,6 +26,9 @@ from sshbench.cli.common import (
 )
 from sshbench.cli.parser import make_parser
 from sshbench.errors import SshbenchError, UsageError
+from sshbench.recommend import config as recommend
+from sshbench.report import json_export, table
+from sshbench.report.json_stream import JsonStream
 from sshbench.results import RunResult, Trial
 from sshbench.runner import Runner
 from sshbench.settings import (
@@ -294,9 +298,6 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
     those lines (to the private sshd, or to HOST with the user's config). Its outcome is recorded with the
     run (environment `conclusion_config_checked`) and shown in the block and the JSON's
     `answer.config_checked`; a failure says so there and never loses the run."""
-    from sshbench import answer
-    from sshbench.recommend import config as recommend
-
     found = answer.compute(result)
     if found is None or not found.config or result.status != "complete":  # stopped or failed: no new connection
         return
@@ -321,8 +322,6 @@ def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
     """(sshd, ssh, label) to check the conclusion's lines with: --sshd and --ssh; in a build sweep the fastest
     row's builds first, then the other pairings (newest client first): the lines may name an algorithm only
     some builds have (ML-KEM of OpenSSH 10.0), and the check says which builds took them."""
-    from sshbench import summary
-
     paths = result.settings.sshd_paths()[0], result.settings.ssh_paths()[0]
     found = result.environment.get("builds") or {}
     if not (found.get("ssh") or found.get("sshd")):
@@ -394,9 +393,6 @@ def _given_run_options(argv: list[str]) -> set[str]:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # The results store: opened (and --resume checked) before anything is measured.
-    from sshbench.report import json_export, table
-    from sshbench.report.json_stream import JsonStream
-
     runs = parse_runs(args.runs)
     tie = parse_tie(args.tie)
     budget_s = (

@@ -13,12 +13,11 @@ import argparse
 
 from sshbench.errors import UsageError
 from sshbench.settings import RunSettings
+from sshbench.tools import TOOLS
 
 
 def check(args: argparse.Namespace, given: set[str], settings: RunSettings) -> list[str]:
     """The notices for `settings` as typed; UsageError (exit 2) for the combinations refused."""
-    from sshbench.tools import TOOLS
-
     notices: list[str] = []
     fixed = "--file (its size is the size)" if settings.file else "--size" if settings.size else None
     if fixed:

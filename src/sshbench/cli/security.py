@@ -14,10 +14,12 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negoti
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.cli.fleet_results import cmd_recommend_fleet
 from sshbench.errors import SshbenchError, UsageError
+from sshbench.recommend import audit
+from sshbench.recommend import config as recommend
 from sshbench.results import RunResult
 from sshbench.security import terrapin
 from sshbench.security.report_hooks import VERDICT_STYLES
-from sshbench.security.verdicts import Verdict, algorithm_verdict
+from sshbench.security.verdicts import Verdict, algorithm_verdict, combination_verdict
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -79,8 +81,6 @@ def _styled(verdict: Verdict) -> Text:
 
 
 def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.recommend import config as recommend
-
     if args.fleet:
         return cmd_recommend_fleet(args, out, err)
     # Checked before the run is loaded, so that a typo is reported as itself.
@@ -112,9 +112,6 @@ def cmd_recommend(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_audit(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.recommend import audit
-    from sshbench.recommend import config as recommend
-
     run: RunResult | None
     if args.from_json or args.run:
         run, _ = recommend.load_run(args.run, args.from_json, args.db)
@@ -162,9 +159,6 @@ def algorithms_verdict_cells(kind: str, name: str, strict: bool | None) -> tuple
 
 def algorithms_footer(client: ClientAlgorithms, server: ServerAlgorithms, db: str | None, out: Console) -> None:
     """What each side's default would negotiate, judged, and whether it is the fastest safe choice measured."""
-    from sshbench.recommend import audit
-    from sshbench.security.verdicts import combination_verdict
-
     strict = terrapin.StrictKex(client=client.strict_kex, server=server.strict_kex)
     out.print(f"Terrapin (CVE-2023-48795): {strict.describe()}", markup=False)
     picks = {kind: would_negotiate(client.defaults(kind), server.supported(kind)) for kind in ("cipher", "mac", "kex")}

@@ -13,9 +13,12 @@ from rich.text import Text
 
 from sshbench.cli.common import add_db_option, add_output_options, check_writable, check_writable_dir, write_output
 from sshbench.cli.fleet_results import cmd_compare_hosts
+from sshbench.compare import Comparison, clock_lines, compare_latency, compare_runs, header_lines, only_in_lines
 from sshbench.errors import RunError, UsageError
-from sshbench.report import formats
-from sshbench.store import open_store, read_document
+from sshbench.report import charts, formats, latency
+from sshbench.report.table import print_report
+from sshbench.store import latency_runs, open_store, read_document
+from sshbench.store.schema import LATENCY, THROUGHPUT
 from sshbench.store.sqlite import default_path
 
 
@@ -116,8 +119,6 @@ def _line_width(header: list[str], rows: list[list[str]]) -> int:
 
 def _report_latency(args: argparse.Namespace, document: dict, out: Console, err: Console) -> int:
     """A latency run (`sshbench latency`) in the format asked for."""
-    from sshbench.report import latency
-
     if args.charts:
         raise UsageError(f"--charts: run {document['run_id']} is a latency run, which has no charts")
     if document["status"] != "complete":
@@ -139,9 +140,6 @@ def _report_latency(args: argparse.Namespace, document: dict, out: Console, err:
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.store import latency_runs
-    from sshbench.store.schema import LATENCY
-
     check_writable(args.output)
     check_writable_dir(args.charts)
     with open_store(args.db, read_only=True) as store:
@@ -160,9 +158,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             err.print(f"sshbench: {status}", markup=False, highlight=False)
     if args.format == "table" and args.output is None:
-        from sshbench.report import table
-
-        table.print_report(result, out, wide=args.wide, quiet=args.quiet)
+        print_report(result, out, wide=args.wide, quiet=args.quiet)
     elif args.format == "table":
         write_output(formats.table_text(result, wide=args.wide, quiet=args.quiet), args.output, out)
     else:
@@ -170,8 +166,6 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.output:
         err.print(f"sshbench: wrote {args.output}", highlight=False, markup=False)
     if args.charts:
-        from sshbench.report import charts
-
         try:
             Path(args.charts).mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -182,8 +176,6 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench import compare
-
     if args.by == "host" or args.fleet:
         return cmd_compare_hosts(args, out, err)
     if args.chart:
@@ -192,9 +184,6 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--pairs compares a fleet run's pairs: give --fleet FLEET")
     if len(set(args.runs)) < 2:  # before the store: the command line alone says so
         raise UsageError("compare needs at least two different runs")
-    from sshbench.store import latency_runs
-    from sshbench.store.schema import LATENCY, THROUGHPUT
-
     with open_store(args.db, read_only=True) as store:
         # 'latest' is the latest run of the kind the runs named by number are (throughput when none is)
         named = [store.resolve(ref) for ref in args.runs if ref.strip().lower() != "latest"]
@@ -211,20 +200,18 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             results = [store.load_result(i) for i in ids]
     if kind == LATENCY:
         return _compare_latency(documents, [str(i) for i in ids], out)
-    comparison = compare.compare_runs(results)
-    for line in [*compare.header_lines(comparison), *compare.clock_lines(comparison)]:
+    comparison = compare_runs(results)
+    for line in [*header_lines(comparison), *clock_lines(comparison)]:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     out.print(compare_table(comparison))
-    for line in compare.only_in_lines(comparison):
+    for line in only_in_lines(comparison):
         out.print(line, markup=False, highlight=False)
     return 0
 
 
 def _compare_latency(documents: list[dict], labels: list[str], out: Console) -> int:
-    from sshbench import compare
-
-    comparison = compare.compare_latency(documents, labels)
-    for line in compare.header_lines(comparison):
+    comparison = compare_latency(documents, labels)
+    for line in header_lines(comparison):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     base = labels[0]
     table = Table(
@@ -250,10 +237,7 @@ def _compare_latency(documents: list[dict], labels: list[str], out: Console) -> 
     return 0
 
 
-def compare_table(comparison) -> Table:
-    from sshbench.compare import Comparison
-
-    assert isinstance(comparison, Comparison)
+def compare_table(comparison: Comparison) -> Table:
     table = Table(
         title=f"MiB/s (median) per run; ratio = run / run {comparison.run_labels[0]} "
         "(95% CI; faster/slower/tied/undecided)",
@@ -282,9 +266,6 @@ def _ratio_cell(r) -> str:
 
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.store import latency_runs
-    from sshbench.store.schema import LATENCY
-
     check_writable(args.output)
     with open_store(args.db, read_only=True) as store:
         run_id = store.resolve(args.run)  # 'latest': of either kind
@@ -299,8 +280,6 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from sshbench.store import latency_runs
-
     doc, name = read_document(args.file)
     with open_store(args.db) as store:
         if latency_runs.is_latency_document(doc):  # `latency --json` or the export of a latency run
