@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
 TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd
 
-.PHONY: setup sysdeps bench lint test test-fast clean
+.PHONY: setup sysdeps bench examples lint test test-fast clean
 
 sysdeps:
 	@sh scripts/ensure-system-deps.sh
@@ -19,6 +19,11 @@ setup: sysdeps $(BIN)/sshbench
 
 bench: setup
 	$(BIN)/sshbench run
+
+# docs/examples/: each page's command run again, its output block rewritten (benchmarks, one after the other:
+# ~12 min on 2 cores; the pages needing root are skipped without it). One page: make examples PAGE=03-zeros-to-disk
+examples: setup
+	$(BIN)/python scripts/examples.py $(PAGE)
 
 # ruff (lint + format check), import-linter (stages import only downward), mypy on src/.
 lint: $(BIN)/sshbench
