@@ -8,8 +8,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from sshbench.budget import PACE_ROOM, fit_room, fitted_data_phase
 from sshbench.payload import PROBE_SIZE, needs_bigger_probe, size_at_least
-from sshbench.plan import ScheduledTrial, calibration_groups, fitted_data_phase
+from sshbench.plan import ScheduledTrial, calibration_groups
 from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
@@ -198,7 +199,7 @@ class Calibration:
         """Whether the minimum rounds and the `reserve` after them fit in `time_left_s` at FIT_FLOOR_S (True when
         there is nothing to predict from): below it the rounds' data phase shrinks on, and precision goes."""
         cost = self._cost_model(rest, trials, reserve)
-        return cost is None or cost(FIT_FLOOR_S, self.settings.runs) <= 0.9 * time_left_s
+        return cost is None or cost(FIT_FLOOR_S, self.settings.runs) <= fit_room(time_left_s)
 
     def fit_minimum_rounds(
         self, rest: list[ScheduledTrial], trials: list[Trial], time_left_s: float, reserve: Reserve | None = None
@@ -218,28 +219,23 @@ class Calibration:
         if target >= s.seconds:
             return None
         floor = FIT_FLOOR_S
-        if cost(FIT_FLOOR_S, s.runs) > 0.9 * time_left_s:  # not even the minimum rounds fit at the floor
+        if cost(FIT_FLOOR_S, s.runs) > fit_room(time_left_s):  # not even the minimum rounds fit at the floor
             floor = SHORTEST_FIT_S
             target = fitted_data_phase(time_left_s, lambda t: cost(t, s.runs), FIT_FLOOR_S, floor)
         for combo, rate in self.probe_rates.items():
             for member in self.groups.get(combo, [combo]):
                 self.sizes[member] = self._size_for(rate, seconds=target)
         at_floor = cost(floor, s.runs)  # the minimum rounds and the reserve, at the floor
-        if at_floor > 0.9 * time_left_s:
+        if at_floor > fit_room(time_left_s):
             rounds_fit = f"(the floor) for {s.runs} rounds: the run may overrun (they need ~{at_floor:.0f} s, "
             rounds_fit += f"{max(time_left_s, 0):.0f} s are left)"
-        elif floor == SHORTEST_FIT_S or cost(target, planned) > 0.9 * time_left_s:  # at FIT_FLOOR_S: 3 fit, 5 not
+        elif floor == SHORTEST_FIT_S or cost(target, planned) > fit_room(time_left_s):  # at FIT_FLOOR_S: 3 fit, 5 not
             rounds_fit = f"to fit the {s.runs} minimum rounds of {len(transfers) // s.runs} transfers"
         else:
             rounds_fit = f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
         notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s {rounds_fit}"
         s.seconds = round(target, 3)
         return notice
-
-
-# Of the time left, what the minimum rounds paced after a measured round may take: that round's own time already
-# holds its spawning, payload files and handshakes (the fit's model keeps a tenth for them).
-PACE_ROOM = 0.95
 
 
 @dataclass(frozen=True)

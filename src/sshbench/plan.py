@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.algorithms import select as select_all
+from sshbench.budget import fitted_data_phase as fitted_data_phase  # its home now: budget.py
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import UsageError
 from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, TrialKind
@@ -163,26 +163,6 @@ def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[C
     for combo in transfers:
         groups.setdefault(calibration_key(combo), []).append(combo)
     return {members[0]: members for members in groups.values()}
-
-
-def fitted_data_phase(
-    time_left_s: float, cost: Callable[[float], float], target_s: float, floor_s: float, room_share: float = 0.9
-) -> float:
-    """The longest data-phase target (s) from `floor_s` to `target_s` at which the minimum rounds fit in
-    `time_left_s`: `cost(target)` is what they would take (never decreasing in the target: each trial's
-    connection, its payload at the size that target gives, the other trials); `room_share` of the time is theirs
-    (a tenth kept for spawning by default). Never above `target_s` (the minimum rounds shrink to fit the budget,
-    they never grow), never below `floor_s`."""
-    room = room_share * time_left_s
-    if cost(target_s) <= room:
-        return target_s
-    low, high = floor_s, target_s  # cost(high) > room; a size ladder makes cost a step function: bisect
-    if cost(low) > room:
-        return floor_s
-    for _ in range(30):
-        middle = (low + high) / 2
-        low, high = (middle, high) if cost(middle) <= room else (low, middle)
-    return low
 
 
 def schedule(

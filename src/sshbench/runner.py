@@ -18,6 +18,7 @@ from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines import aesni, crypto_ceiling, raw_tcp, raw_tcp_remote
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
+from sshbench.budget import END_RESERVE_S, Budget
 from sshbench.builds import version_label
 from sshbench.calibration import (
     PROBE_ATTEMPTS,
@@ -71,9 +72,6 @@ from sshbench.warm import READER as WARM_READER
 from sshbench.warm import WarmSession, WarmSessions
 
 TrialCallback = Callable[[int, int, Trial], None]
-# Kept for what follows the last round (the disk baseline, the raw TCP control's end, teardown): about
-# 2-4 s measured on a 2-core VM.
-END_RESERVE_S = 3.0
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
 # The biggest file a warm session's ssh reads from the start in every burst (sshbench.warm; _warm_file_bytes): at
@@ -370,7 +368,7 @@ class Runner:
             if not (fitted or item.warmup):  # calibration is done: fit the minimum rounds to --budget
                 fitted = True
                 self._probe_rekeys(target, combos, workdir)  # before the fit, which then counts its time
-                time_left = s.budget_s - END_RESERVE_S - (time.monotonic() - self._started)
+                time_left = self._budget().time_left()
                 # --why's trials after the rounds are counted in (sshbench.why: its experiments' reserve)
                 reserve = self._why_reserve(target, combos)
                 if (
@@ -428,11 +426,10 @@ class Runner:
         s = self.settings
         if not (s.adaptive and s.fit_seconds) or self.resume_from is not None or self._warm is not None:
             return  # warm sessions: the rounds left are bursts, at about half the round just measured
-        now = time.monotonic()
-        time_left = s.budget_s - END_RESERVE_S - (now - self._started)
-        time_left -= self._why_reserve(target, combos).cost_after(self.result.trials)
+        budget = self._budget(self._why_reserve(target, combos))
+        time_left = budget.rounds_time_left(self.result.trials)
         done = [t for t in self.result.trials if not t.warmup and t.repetition == repetition - 1]
-        pace = paced_data_phase(done, now - before_started, s.runs - repetition, time_left, s, sizes)
+        pace = paced_data_phase(done, budget.round_s(before_started), s.runs - repetition, time_left, s, sizes)
         if pace is None:
             return
         sizes.update(pace.sizes)
@@ -477,12 +474,11 @@ class Runner:
             if rounds >= MAX_AUTO_ROUNDS:
                 reason = f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs"
                 break
-            elapsed = time.monotonic() - self._started
-            why_reserve = self._why_reserve(target, self.result.combinations)
-            time_left = s.budget_s - elapsed - END_RESERVE_S - why_reserve.cost_after(self.result.trials)
+            budget = self._budget(self._why_reserve(target, self.result.combinations))
+            time_left = budget.rounds_time_left(self.result.trials)
             chosen = adaptive_round(needing, summary.rows_the_answer_needs(self.result.trials, s.tie), time_left,
                                     lambda combos: round_cost(self.result.trials, combos),
-                                    answer_extra_s=why_reserve.spare_after(self.result.trials))  # fmt: skip
+                                    answer_extra_s=budget.why_spare(self.result.trials))  # fmt: skip
             if chosen is None:
                 reason = f"the --budget of {s.budget_s:g} s is spent"
                 break
@@ -504,6 +500,10 @@ class Runner:
             f"--runs auto: {rounds} rounds{narrowed}, stopped: {reason}"
             + (f" ({left} pair(s) undecided)" if left else "")
         )
+
+    def _budget(self, why_reserve: Reserve | None = None) -> Budget:
+        """--budget as it stands (sshbench.budget): from the run's start, END_RESERVE_S and `why_reserve` kept back."""
+        return Budget(self.settings.budget_s, self._started, END_RESERVE_S, why_reserve)
 
     def _why_reserve(self, target: Target, combos: list[Combination]) -> Reserve:
         """The default --why experiment's trials, for the budget. A throttle that halves a CPU here made its trial
@@ -566,7 +566,7 @@ class Runner:
             seed=self.settings.seed,
             # past the 3 rounds a sensitivity needs, --budget ends the experiment (a default run went 62 s
             # with 4 rounds on a busy 2-core VM; --why-rounds asks for more and gets them within the budget)
-            deadline=self._started + self.settings.budget_s - END_RESERVE_S if self.settings.adaptive else None,
+            budget=self._budget() if self.settings.adaptive else None,
         )
 
     def _note_payloads(self) -> None:

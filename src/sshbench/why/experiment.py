@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from sshbench import summary
 from sshbench.baselines import sensitivity
+from sshbench.budget import Budget
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
 from sshbench.plan import ScheduledTrial
@@ -89,7 +90,7 @@ def experiment(
     cleanup: Cleanup,
     rounds: int,
     rng: random.Random,
-    deadline: float | None = None,
+    budget: Budget | None = None,
 ) -> dict:
     """One combination's experiment: its block entry (throttles with pairs and sensitivities, verdict)."""
     started = time.monotonic()
@@ -121,7 +122,7 @@ def experiment(
         round_s = 0.0  # the longest round so far: a round past MIN_ROUNDS starts only if one more fits
         for r in range(rounds):
             round_started = time.monotonic()
-            if r >= MIN_ROUNDS and deadline is not None and round_started + round_s > deadline:
+            if r >= MIN_ROUNDS and budget is not None and not budget.fits(round_s):
                 break
             order: list[Throttle | None] = [None, *ready]
             rng.shuffle(order)
@@ -196,7 +197,7 @@ def run_experiments(
     cleanup: Cleanup,
     rounds: int,
     seed: int | None,
-    deadline: float | None = None,
+    budget: Budget | None = None,
 ) -> dict:
     """The `baselines.why` block for the run (mode `fastest` or `all`)."""
     started = time.monotonic()
@@ -219,7 +220,7 @@ def run_experiments(
                 cleanup=cleanup,
                 rounds=rounds,
                 rng=rng,
-                deadline=deadline,
+                budget=budget,
             )
         )
     block["seconds"] = round(time.monotonic() - started, 2)
