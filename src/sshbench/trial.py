@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, rekey, steady
-from sshbench.cleanup import kill_tree
+from sshbench.cleanup import held_stop, kill_tree
 from sshbench.compression import NO_COMPRESSION
 from sshbench.progress import DEFAULT_INTERVAL_S, Sampler
 from sshbench.results import (
@@ -164,16 +164,17 @@ def run_trial(
         if invocation.stdin_offset:
             stdin.seek(invocation.stdin_offset)  # the client reads the tail of a bigger payload file, to its end
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            [*client_prefix, *target.client_prefix(), *invocation.argv],
-            stdin=stdin,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            env=env if env is not None else target.client_env(),
-        )
-        RunningProcess.current = proc
-        RunningProcess.running.add(proc)
+        with held_stop():  # started and known to the interrupt's cleanup as one step
+            proc = subprocess.Popen(
+                [*client_prefix, *target.client_prefix(), *invocation.argv],
+                stdin=stdin,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                env=env if env is not None else target.client_env(),
+            )
+            RunningProcess.current = proc
+            RunningProcess.running.add(proc)
         # The steady-state clock's samples: the client connection's TCP counters (sshbench.progress)
         interval = sample_interval_s or DEFAULT_INTERVAL_S
         sampler = Sampler(proc.pid, start, interval_s=interval).start() if kind == TrialKind.TRANSFER else None

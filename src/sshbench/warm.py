@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench import clock, steady
-from sshbench.cleanup import kill_tree
+from sshbench.cleanup import held_stop, kill_tree
 from sshbench.progress import Sampler, process_tree, tree_cpu_ns
 from sshbench.results import Combination, Negotiated, Trial, TrialKind
 from sshbench.sshlog import explain_failure, parse_ssh_log
@@ -120,11 +120,11 @@ class WarmSession:
         self.bursts = 0
         self.broken: str | None = None  # why no burst of this session can count
         self.negotiated = Negotiated()
-        with open(self.err_path, "wb") as err:
+        with open(self.err_path, "wb") as err, held_stop():  # started and known to the cleanup as one step
             self.proc = subprocess.Popen(
                 argv, stdin=self.file, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env
             )
-        RunningProcess.running.add(self.proc)
+            RunningProcess.running.add(self.proc)
         cold = self.burst(repetition=-1)  # the connection's set-up and start-up: never counted
         if self.broken is None:
             log = parse_ssh_log(self.err_path.read_text(errors="replace"))

@@ -28,6 +28,8 @@ from conftest import (
     wait_for_line,
     wait_until,
 )
+from sshbench.links import namespaces
+from sshbench.links.profiles import LINKS
 
 REPEAT = int(os.environ.get("SSHBENCH_EXIT_REPEAT", "1"))
 
@@ -112,38 +114,78 @@ def _recorded_process() -> bool:
         return False  # being written
 
 
-@pytest.mark.parametrize("attempt", range(REPEAT))
-@pytest.mark.parametrize("point", POINTS)
-def test_a_double_ctrl_c_leaves_nothing_running_when_sshbench_returns(point, attempt):
+RUN = ("run", "--runs", "3", "--size", "64M", "--no-baselines", "--no-why", "-v")
+
+
+def _run_and_stop(argv: tuple[str, ...], after_lines: int, signals: tuple[signal.Signals, ...]):
+    """Start sshbench in a process group of its own (a shell's foreground job), send `signals` to the group 20 ms
+    apart once it printed `after_lines` trial lines (0: once its sshd is recorded), and look at once, as it returns,
+    for anything it started that still runs: (exit status, stderr, what was seen, what still runs, its pid)."""
     proc = subprocess.Popen(
-        sshbench_argv("run", "--runs", "3", "--size", "64M", "--no-baselines", "--no-why", "-v"),
+        sshbench_argv(*argv),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         stdin=subprocess.DEVNULL,
-        start_new_session=True,  # a process group of its own, as a shell's foreground job
+        start_new_session=True,
     )
     try:
         with TreeWatch(proc.pid) as watch:
-            lines = POINTS[point]
-            if lines == 0:  # the run record names the sshd once it has been started
-                wait_until(_recorded_process, what="the run record to name the sshd")
-            else:
-                wait_for_line(proc.stderr, f"trial {lines}/")
-            os.killpg(proc.pid, signal.SIGINT)
-            time.sleep(0.02)  # the input: a second Ctrl-C 20 ms after the first, as a key held down repeats
-            os.killpg(proc.pid, signal.SIGINT)
-            _, stderr = communicate_or_dump(proc)
+            if signals:
+                if after_lines == 0:  # the run record names the sshd once it has been started
+                    wait_until(_recorded_process, what="the run record to name the sshd")
+                    # and is watched from the record too: stopped at once, it can live less than a scan of /proc
+                    for record in _records():
+                        for pid, start in json.loads(record.read_text())["processes"]:
+                            watch.seen.setdefault((pid, start), f"{_cmdline(pid)} (the run record's sshd)")
+                else:
+                    wait_for_line(proc.stderr, f"trial {after_lines}/")
+                for i, signum in enumerate(signals):
+                    if i:
+                        time.sleep(0.02)  # the input: the next key 20 ms after the last, as a key held down repeats
+                    os.killpg(proc.pid, signum)
+            _, stderr = communicate_or_dump(proc, timeout=180)
             # at once: no grace period, the command has returned
             left = watch.still_running()
-            named = [f"{pid} {_cmdline(pid)}" for pid in pids_whose_cmdline_has(os.environ["TMPDIR"])]
+            left += [f"{pid} {_cmdline(pid)}" for pid in pids_whose_cmdline_has(os.environ["TMPDIR"])]
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     assert any("sshd" in cmd for cmd in watch.seen.values()), "the run never started its sshd"
     assert not left, f"still running when sshbench returned: {left}"
-    assert not named, f"still running when sshbench returned: {named}"
     assert not sshbench_temp_dirs()
     assert not _records()
+    return proc.returncode, stderr, proc.pid
+
+
+@pytest.mark.parametrize("attempt", range(REPEAT))
+@pytest.mark.parametrize("point", POINTS)
+def test_a_double_ctrl_c_leaves_nothing_running_when_sshbench_returns(point, attempt):
+    code, stderr, _ = _run_and_stop(RUN, POINTS[point], (signal.SIGINT, signal.SIGINT))
+    assert code == 130, stderr
+
+
+@pytest.mark.parametrize(
+    "signals,code",
+    [((signal.SIGINT,), 130), ((signal.SIGTERM,), 143), ((signal.SIGTERM, signal.SIGTERM), 143), ((), 0)],
+    ids=["ctrl-c", "sigterm", "sigterm-twice", "normal-end"],
+)
+def test_one_stop_signal_or_a_normal_end_leaves_nothing_running(signals, code):
+    run = RUN if signals else ("run", "--ciphers", "aes128-ctr", "--runs", "1", "--warmup", "0", "--size", "4M",
+                               "--no-baselines", "--no-why")  # fmt: skip
+    got, stderr, _ = _run_and_stop(run, POINTS["first-transfer"], signals)
+    assert got == code, stderr
+
+
+@pytest.mark.skipif(
+    namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
+    reason=f"emulated links unavailable here: {namespaces.missing_requirement([LINKS['lan1g']])}",
+)
+def test_a_double_ctrl_c_behind_an_emulated_link_leaves_no_relay_namespace_or_qdisc():
+    """The link's namespaces (and with them their veth ends and qdiscs) and its relay are gone too."""
+    run = ("run", "--link", "wan100m", "--ciphers", "aes128-gcm@openssh.com", "--runs", "3", "--size", "16M",
+           "--no-baselines", "--no-why", "-v")  # fmt: skip
+    code, stderr, pid = _run_and_stop(run, 2, (signal.SIGINT, signal.SIGINT))
+    assert code == 130, stderr
+    assert not [n for n in namespaces.own_namespaces() if n.startswith(f"{namespaces.PREFIX}{pid}-")]

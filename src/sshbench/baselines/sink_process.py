@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.cleanup import held_stop
+
 SINK_SCRIPT = Path(__file__).with_name("tcp_sink.py")
 STARTUP_TIMEOUT_S = 15.0
 LOOPBACK = "127.0.0.1"
@@ -53,16 +55,18 @@ class TcpSink:
         self._pending = ""  # read from its stdout, not yet returned as a line
 
     def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """The sink (or the ssh that runs it remotely) in its own session, its pipes read as text."""
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            text=True,
-            env=env,
-        )
+        """The sink (or the ssh that runs it remotely) in its own session, its pipes read as text; held: started
+        and known to close() as one step."""
+        with held_stop():
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                text=True,
+                env=env,
+            )
         return self.process
 
     def start(self) -> TcpSink:

@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench.cleanup import Made
+from sshbench.cleanup import Made, held_stop
 from sshbench.links import nshost_config
 from sshbench.links.nshost_config import NsHostError, parse_rate_mbit, tbf_args
 from sshbench.links.nshost_lan import NamespaceLan
@@ -264,8 +264,9 @@ class NamespaceHost(Made):
         if check.returncode != 0:
             raise NsHostError(f"sshd rejects the namespace host's config: {check.stderr.strip()}")
         log_path = self.dir / "sshd.log"
-        with open(log_path, "wb") as log:
-            # `ip netns exec` execs sshd: the pid is sshd's; its own session keeps terminal signals away
+        # `ip netns exec` execs sshd: the pid is sshd's; its own session keeps terminal signals away. Held: started
+        # and known to destroy() as one step
+        with open(log_path, "wb") as log, held_stop():
             self.sshd = subprocess.Popen(
                 [_tool("ip"), "netns", "exec", self.name, sshd_path, "-D", "-e", "-f", str(config)],
                 stdin=subprocess.DEVNULL,

@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sshbench.cleanup import process_start_time
+from sshbench.cleanup import held_stop, process_start_time
 from sshbench.errors import RunError, UsageError
 from sshbench.links.namespaces import (
     PREFIX,
@@ -184,10 +184,11 @@ class LinkPath:
                 str(self._relay_buffer(state.profile)),
                 *routes,
             ]
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-            )
-            cleanup.track_process(proc.pid)
+            with held_stop():  # started and recorded for its cleanup as one step
+                proc = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+                )
+                cleanup.track_process(proc.pid)
             self._relays[state.profile.name] = proc
             assert proc.stdout is not None
             ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)

@@ -15,7 +15,7 @@ from collections import deque
 from pathlib import Path
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
-from sshbench.cleanup import Cleanup, disk_dir
+from sshbench.cleanup import Cleanup, disk_dir, held_stop
 from sshbench.errors import RunError
 from sshbench.payload import sha256_of
 from sshbench.placement import Placement
@@ -98,18 +98,19 @@ class LocalServer(Target):
         self._drain_done = threading.Event()
         if self.placement is not None:
             argv = [*self.placement.server_prefix(), *argv]
-        try:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=env,
-            )
-        except FileNotFoundError as err:
-            raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
-        cleanup.track_process(self.process.pid)
+        with held_stop():  # started and recorded for its cleanup as one step
+            try:
+                self.process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    env=env,
+                )
+            except FileNotFoundError as err:
+                raise RunError(f"{self.server_name}: cannot run {argv[0]}: {err.strerror}") from None
+            cleanup.track_process(self.process.pid)
         threading.Thread(target=self._drain_log, args=(self.process,), daemon=True).start()
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not self._ready.wait(timeout=0.05):

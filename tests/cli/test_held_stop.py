@@ -1,0 +1,55 @@
+"""cleanup.held_stop (issue 55): a stop signal that lands while a child is being started and recorded is raised
+where that step ends, not inside it (inside Popen it left a started ssh client known to nobody)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from sshbench import cleanup
+
+
+@pytest.fixture
+def fresh_stop_state(monkeypatch: pytest.MonkeyPatch):
+    """signals_raise() keeps its handler after a stop (for the rest of a real process): put everything back."""
+    monkeypatch.setattr(cleanup._Stopping, "signum", None)
+    monkeypatch.setattr(cleanup._Stopping, "told", False)
+    monkeypatch.setattr(cleanup._Stopping, "holding", 0)
+    monkeypatch.setattr(cleanup._Stopping, "held", None)
+    monkeypatch.setattr(cleanup.atexit, "register", lambda *_: None)  # not this test process's exit
+    saved = {s: signal.getsignal(s) for s in cleanup.STOP_SIGNALS}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+def test_a_signal_inside_the_step_is_raised_where_it_ends(fresh_stop_state) -> None:
+    steps = []
+    with pytest.raises(cleanup.Interrupted), cleanup.signals_raise():
+        with cleanup.held_stop():
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler runs at the next bytecode, in this thread
+            steps.append("started")
+            steps.append("recorded")
+        steps.append("after the step")
+    assert steps == ["started", "recorded"]
+    assert cleanup.stopping() == signal.SIGTERM
+
+
+def test_nested_steps_raise_once_at_the_outermost_end(fresh_stop_state) -> None:
+    steps = []
+    with pytest.raises(KeyboardInterrupt), cleanup.signals_raise():
+        with cleanup.held_stop():
+            with cleanup.held_stop():
+                os.kill(os.getpid(), signal.SIGINT)
+                steps.append("inner")
+            steps.append("outer")
+        steps.append("after")
+    assert steps == ["inner", "outer"]
+
+
+def test_without_a_signal_the_step_changes_nothing(fresh_stop_state) -> None:
+    with cleanup.signals_raise(), cleanup.held_stop():
+        pass
+    assert cleanup.stopping() is None and cleanup._Stopping.holding == 0
