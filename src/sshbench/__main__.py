@@ -1,3 +1,3 @@
-from sshbench.cli.main import main
+from sshbench.cli.entry import main
 
 raise SystemExit(main())

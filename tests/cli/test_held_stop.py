@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import pytest
 
@@ -53,3 +54,16 @@ def test_without_a_signal_the_step_changes_nothing(fresh_stop_state) -> None:
     with cleanup.signals_raise(), cleanup.held_stop():
         pass
     assert cleanup.stopping() is None and cleanup._Stopping.holding == 0
+
+
+def test_a_ctrl_c_while_the_program_loads_is_one_line_and_130(monkeypatch, capsys) -> None:
+    """The console script imports the program inside a try: interrupted there it says so, no traceback."""
+    from sshbench.cli import entry
+
+    class Loading:
+        def __getattr__(self, name: str):
+            raise KeyboardInterrupt  # as a Ctrl-C landing while sshbench.cli.main's imports run
+
+    monkeypatch.setitem(sys.modules, "sshbench.cli.main", Loading())
+    assert entry.main() == 130
+    assert capsys.readouterr().err == "sshbench: interrupted\n"
