@@ -1,5 +1,5 @@
 """`sshbench`: the one parser (each command group adds its subcommands, with `handler` set; cli/parser.py builds
-it) and `main()`, the console script's entry point."""
+it) and `main()`, which the console script (cli/entry.py) calls once it has loaded."""
 
 from __future__ import annotations
 
