@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
-from sshbench.algorithms import ClientAlgorithms
 from sshbench.baselines import aesni, crypto_ceiling, raw_tcp, raw_tcp_remote
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
@@ -48,7 +47,6 @@ from sshbench.payload import (
 )
 from sshbench.plan import (
     ScheduledTrial,
-    defaults_json,
     handshake_combinations,
     kex_handshakes,
     measured_round,
@@ -58,8 +56,8 @@ from sshbench.plan import (
     target_key,
 )
 from sshbench.results import NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
+from sshbench.run_header import environment_header
 from sshbench.settings import RunSettings
-from sshbench.steady import OMIT_S
 from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_spec as check_target_spec
@@ -215,31 +213,8 @@ class Runner:
             return next(b.path for b in self.ssh_builds if b.label == combo.ssh_build)
         return self.target_spec.ssh
 
-    def _build_facts(self, client_builds: dict[str, ClientAlgorithms]) -> dict:
-        """The environment's `builds`: each build's path, version and label, and per (ssh, sshd) pairing what a
-        connection with no options negotiates (the conclusion's default per build)."""
-        primary = self.targets[next(iter(self.targets))]
-        clients = client_builds or {"": primary.client_algorithms()}
-        servers = {t.sshd_build: t for t in self.targets.values() if t.sshd_build} or {"": primary}
-        return {
-            "ssh": [b.to_json() for b in self.ssh_builds] if len(self.ssh_builds) > 1 else [],
-            "sshd": [b.to_json() for b in self.sshd_builds] if len(self.sshd_builds) > 1 else [],
-            "pairings": [
-                {
-                    "ssh_build": ssh_label,
-                    "sshd_build": sshd_label,
-                    "server_version": t.server_version,
-                    **defaults_json(client, t.server_algorithms()),
-                }
-                for ssh_label, client in clients.items()
-                for sshd_label, t in servers.items()
-            ],
-        }
-
     def _measure(self, target: Target, cleanup: Cleanup) -> None:
         s = self.settings
-        client, server = target.client_algorithms(), target.server_algorithms()
-        label = target.label
         for tool in self.tools.values():
             if reason := tool.missing():
                 raise RunError(f"transfer tool {tool.name}: {reason}")
@@ -257,45 +232,16 @@ class Runner:
             combos, client_builds, self.targets
         )
         self.result.combinations = combos
-        self.result.environment = {
-            **environment.collect(self.target_spec.ssh),
-            "server_ssh_version": target.server_version,
-            "server_strict_kex": server.strict_kex,
-            "client_strict_kex": client.strict_kex,
-            "client_default_algorithms": defaults_json(client, server),  # the conclusion's "your ssh's default"
-            "target": label,
-            # the start-up the steady clock leaves out of this run's rates (0.2 s before it was recorded; docs/clock.md)
-            "steady_omit_s": OMIT_S,
-            # its steady windows end at --seconds (sshbench sized the payloads; absent before 2026-11-26: never)
-            "steady_window_capped": steady_window_cap(self.settings) is not None,
-            # its rates count the rekeys of a long transfer where they come every 1 GiB (sshbench.rekey; not before)
-            "rekeys_counted": True,
-            **(
-                {"builds": self._build_facts(client_builds or {})} if client_builds or len(self.sshd_builds) > 1 else {}
-            ),
-            **(
-                {
-                    "servers": {
-                        name: {
-                            "label": t.label,
-                            "version": t.server_version,
-                            "strict_kex": t.server_algorithms().strict_kex,
-                        }
-                        for name, t in self.targets.items()
-                    }
-                }
-                if len(self.targets) > 1
-                else {}
-            ),
-            "payload_kind": f"file {s.file}" if s.file else ",".join(self.axes.payloads),
-            "payload_size": (
-                format_size(os.path.getsize(s.file))
-                if s.file
-                else format_size(s.size)
-                if s.size
-                else f"adaptive (~{s.seconds:g} s per trial, at most {format_size(s.max_size)})"
-            ),
-        }
+        self.result.environment = environment_header(
+            settings=s,
+            axes=self.axes,
+            ssh=self.target_spec.ssh,
+            target=target,
+            targets=self.targets,
+            client_builds=client_builds,
+            ssh_builds=self.ssh_builds,
+            sshd_builds=self.sshd_builds,
+        )
         fixed_size = os.path.getsize(s.file) if s.file else s.size
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
