@@ -129,6 +129,7 @@ def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_si
     from types import SimpleNamespace
 
     from fakes import FakeTarget
+    from sshbench import executors
     from sshbench import runner as runner_module
     from sshbench.plan import ScheduledTrial, target_key
     from sshbench.settings import RunSettings
@@ -146,7 +147,7 @@ def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_si
         calls.append(kwargs)
         return Trial(kwargs["combo"], kwargs["kind"], kwargs["repetition"], False, 0, 0.0, exit_status=0, valid=True)
 
-    monkeypatch.setattr(runner_module, "run_trial", fake_run_trial)
+    monkeypatch.setattr(executors, "run_trial", fake_run_trial)  # the single-connection executor (sshbench.executors)
     handshake = replace(GCM, cipher="aes256-gcm@openssh.com", kex=SETUP_KEX)  # not among the sizes
     sizes = {GCM: 64 * MIB}
     trial = run._one(target, ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), sizes, None, None)  # type: ignore[arg-type]

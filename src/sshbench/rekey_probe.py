@@ -206,3 +206,51 @@ def _entry(row: Combination, limit: object, rekeys: object, stall_s: object) -> 
     if row.ssh_build or row.sshd_build:
         entry.update(ssh_build=row.ssh_build, sshd_build=row.sshd_build)
     return entry
+
+
+def calibration_rate(trials: list[Trial], combo: Combination) -> float | None:
+    """A row's rate for spacing its probe's rekeys: the last valid trial's of its cipher and link (its calibration
+    probe's, before the measured rounds)."""
+    for t in reversed(trials):
+        if t.combination.cipher == combo.cipher and t.combination.link == combo.link and t.valid:
+            if rate := t.steady_mib_s or t.late_mib_s:
+                return rate
+    return None
+
+
+def probe_run(
+    combos: list[Combination],
+    trials: list[Trial],
+    *,
+    target_for: Callable[[Combination], Target],
+    tool_for: Callable[[Combination], TransferTool],
+    paths_for: Callable[[Combination], TrialPaths],
+    ssh_for: Callable[[Combination], str],
+    workdir: Path,
+    timeout_s: float,
+    env: dict[str, str] | None,
+    where: str = "",
+    client_version: str | None = None,
+) -> RekeyCosts | None:
+    """A run's probes (measure), where some combination rekeys every 1 GiB (chacha20-poly1305, 3des-cbc; Dropbear
+    and AsyncSSH servers): ~1.1 s a probe; None where no row needs one. The run's `trials` measured before (a
+    resumed run's) are charged here; the runner charges each one measured after."""
+    rows = rows_to_probe(combos, target_for, tool_for)
+    if not rows:
+        return None
+    costs = measure(
+        rows=rows,
+        target_for=target_for,
+        paths_for=paths_for,
+        ssh_for=ssh_for,
+        rate_of=lambda combo: calibration_rate(trials, combo),
+        workdir=workdir,
+        timeout_s=timeout_s,
+        env=env,
+        where=where,
+        client_version=client_version,
+    )
+    for trial in trials:  # a resumed run's trials measured before
+        if not trial.warmup:
+            costs.charge(trial, target_for(trial.combination))
+    return costs

@@ -14,9 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
-from sshbench.baselines import aesni, crypto_ceiling, raw_tcp, raw_tcp_remote
+from sshbench.baselines import aesni, crypto_ceiling
 from sshbench.baselines import hooks as baseline_hooks
-from sshbench.baselines.raw_tcp_streams import run_raw_tcp_streams
 from sshbench.budget import END_RESERVE_S, Budget
 from sshbench.builds import version_label
 from sshbench.calibration import (
@@ -37,6 +36,7 @@ from sshbench.calibration import (
 from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import Interrupted, RunError, SshbenchError
+from sshbench.executors import connection_trial, raw_tcp_trial
 from sshbench.leftovers import clean_leftovers
 from sshbench.links import profile_named
 from sshbench.payload import (
@@ -62,19 +62,15 @@ from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
-from sshbench.trial import RunningProcess, TrialOverlay, algorithm_options, run_trial
+from sshbench.trial import RunningProcess, TrialOverlay
 from sshbench.trial_files import TrialPaths
-from sshbench.units import GIB, MIB, format_size
-from sshbench.warm import OMIT_S as WARM_OMIT_S
-from sshbench.warm import READER as WARM_READER
+from sshbench.units import MIB, format_size
 from sshbench.warm import WarmSession, WarmSessions
+from sshbench.warm_rows import burst_fits, open_warm, track, warm_files, warm_record, warm_row
 
 TrialCallback = Callable[[int, int, Trial], None]
 RAW_TCP_BLOCK = 64 * MIB  # the raw TCP control's payload file, sent as often as its size needs
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
-# The biggest file a warm session's ssh reads from the start in every burst (sshbench.warm; _warm_file_bytes): at
-# 1.2 GiB/s a burst (0.1 s omit, a window of 0.25-1 s, 0.05 s margin) reads ~0.5-1.4 GiB; one stops early near the end.
-WARM_FILE_BYTES = 2 * GIB
 # baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
 WHY_NO_ROOM = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
 WHY_NO_ROOM_NOTICE = f"--why: no experiment: {WHY_NO_ROOM}"
@@ -246,7 +242,7 @@ class Runner:
         biggest = fixed_size or s.max_size
         workdir = cleanup.make_temp_dir(prefer_shm=True, min_free_bytes=2 * biggest)
         self._warm_dir, self._cleanup, self._warm_tracked = workdir, cleanup, set[int]()
-        self._warm_payloads: dict[Combination, Path] = {}  # the file each row's warm session reads (_warm_files)
+        self._warm_payloads: dict[Combination, Path] = {}  # the file each row's warm session reads (warm_files)
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
@@ -352,7 +348,7 @@ class Runner:
             self._adaptive_rounds(target, sizes, payloads, workdir, len(plan))
         if self._warm is not None and self._warm.sessions:  # each one's end check, before anything reads the rows
             self.result.notices += self._warm.close_all()
-            self._note_warm()
+            self.result.environment["warm_sessions"] = warm_record(self.result.trials)
         self._why(target, cleanup, sizes, payloads, workdir)
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
         self._note_payloads()
@@ -592,190 +588,72 @@ class Runner:
         # shaped like its first transfer of the round, which need not be the combination the sizes were made with
         size = sizes.get(item.combination, 0) if item.kind == TrialKind.HANDSHAKE else sizes[item.combination]
         if item.kind == TrialKind.RAW_TCP:
-            # the control sends a payload file over and over (its sink only counts): no file of its own size
-            path = self._files.payloads.path_for(min(size, RAW_TCP_BLOCK))
-            target.before_trial(item.combination)  # an emulated link: apply it, and run over it
-            link_path = target.raw_tcp_path()
-            if item.combination.streams > 1:
-                share = stream_share(size, item.combination.streams)
-                return run_raw_tcp_streams(
-                    share_payload=self._files.payloads.path_for(share),
-                    share_bytes=share,
-                    repetition=item.repetition,
-                    warmup=item.warmup,
-                    timeout_s=self.settings.trial_timeout_s,
-                    combination=item.combination,
-                    path=link_path,
-                )
-            if link_path is not None and item.combination.direction == "down":  # a remote host sends its copy
-                link_path["source"] = self._files.remote_payload(size)
-            raw_trial = raw_tcp.run_raw_tcp_trial(
-                payload=path,
-                payload_bytes=size,
-                repetition=item.repetition,
-                warmup=item.warmup,
+            raw_trial, note = raw_tcp_trial(
+                item,
+                size,
+                target=target,
+                payloads=self._files.payloads,
+                files=self._files,
                 timeout_s=self.settings.trial_timeout_s,
-                combination=item.combination,
-                path=link_path,
             )
-            if note := raw_tcp_remote.blocked_note(raw_trial, link_path):
+            if note:
                 self.result.baselines.setdefault("notes", []).append(note)
                 self._raw_tcp_left_out = True
             return raw_trial
         combo = item.combination
         target = self.targets.get(target_key(combo.server, combo.sshd_build), target)
-        if overlay is None and self._warm is not None and self._warm_burst_fits(item, target):
+        if overlay is None and self._warm is not None and burst_fits(item, lambda c: self._warm_row(c, target)):
             if combo not in self._warm.sessions:  # the first burst: every row's session, opened together
                 rows = [c for c in self.result.combinations if self._warm_row(c, self._target_of(c, target))]
-                self._warm_files(rows, sizes)
-                self._warm.open_all(
-                    [combo, *rows], lambda c, index: self._open_warm(c, self._target_of(c, target), index)
-                )
-                for session in self._warm.sessions.values():  # in the run record: the next run stops them after kill -9
-                    if session.proc.pid not in self._warm_tracked:
-                        self._warm_tracked.add(session.proc.pid)
-                        self._cleanup.track_process(session.proc.pid)
+                self._warm_payloads.update(warm_files(rows, sizes, self._paths_of, self.settings.max_size))
+                self._warm.open_all([combo, *rows], lambda c, index: self._open_warm(c, target, index))
+                track(self._warm, self._warm_tracked, self._cleanup)  # in the run record: stopped after a kill -9
             trial = self._warm.burst(combo, item.repetition)
             self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, as a trial's (sshbench.rekey)
             return trial
-        overlay = overlay or TrialOverlay()  # a --why experiment's trial: its client prefix and throttle
-        paths = self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
-        tool = self._tool_for(combo)
-        window_cap = steady_window_cap(self.settings)  # the same stretch of every trial's connection
         # a transfer connects with the quickest kex to set up where the run does not measure kex (plan.setup_kex)
-        setup_kex = self._setup_kexes.get(combo) if item.kind == TrialKind.TRANSFER else None
-        if parallel.fans_out(combo, tool):  # -P N: N clients started together (sshbench.parallel)
-            overlay.prepare(target, combo)
-            trial = parallel.run_parallel_trial(
-                ssh=self._ssh_for(combo),
-                target=target,
-                tool=tool,
-                item=item,
-                payload_bytes=size,
-                paths=paths,
-                workdir=workdir,
-                timeout_s=self.settings.trial_timeout_s,
-                env=self.ssh_env,
-                client_prefix=overlay.client_prefix,
-                max_steady_window_s=window_cap,
-                setup_kex=setup_kex,
-            )
-        else:
-            files = paths.for_trial(combo, item.kind, size, tail_ok=tool.source_on_stdin)
-            overlay.prepare(target, combo)
-            trial = run_trial(
-                ssh=self._ssh_for(combo),
-                target=target,
-                tool=tool,
-                combo=combo,
-                kind=item.kind,
-                repetition=item.repetition,
-                warmup=item.warmup,
-                payload=Path(files.local_source),
-                payload_bytes=size,
-                workdir=workdir,
-                timeout_s=self.settings.trial_timeout_s,
-                env=self.ssh_env,
-                files=files,
-                client_prefix=overlay.client_prefix,
-                max_steady_window_s=window_cap,
-                setup_kex=setup_kex,
-            )
-            if item.kind == TrialKind.TRANSFER:
-                paths.check_received(trial, files)
+        trial = connection_trial(
+            item,
+            size,
+            target=target,
+            tool=self._tool_for(combo),
+            ssh=self._ssh_for(combo),
+            paths=self._paths_of(combo),
+            workdir=workdir,
+            timeout_s=self.settings.trial_timeout_s,
+            env=self.ssh_env,
+            overlay=overlay or TrialOverlay(),  # a --why experiment's trial: its client prefix and throttle
+            max_steady_window_s=steady_window_cap(self.settings),  # the same stretch of every trial's connection
+            setup_kex=self._setup_kexes.get(combo) if item.kind == TrialKind.TRANSFER else None,
+        )
         if item.kind == TrialKind.TRANSFER:
             clock.provisional_wall_clock(trial, self.result.trials, slow_server=self.settings.server_cpu is not None)
             self._rekeys.charge(trial, target)  # the rekeys a long transfer meets, where they matter (sshbench.rekey)
         return trial
 
-    def _warm_burst_fits(self, item: ScheduledTrial, target: Target) -> bool:
-        """Warm sessions: this measured transfer is a burst in its row's warm session (sshbench.warm). Not the first
-        measured round (a fresh connection's trial: the row keeps its start-up figure and a whole trial's checks), not
-        calibration or warm-up, and only where a burst measures what the trial would: the pipe tool's uploads, one
-        stream, no compression (a burst's bytes are its file's), a null sink and no --verify (nothing to compare
-        per burst), sizes sshbench chose (a burst's length is the clock's stretch, not a payload), a private OpenSSH
-        server on loopback (its sessions' CPU is ours to read; a remote sshd may drop a stopped client)."""
-        return (
-            item.kind == TrialKind.TRANSFER
-            and item.repetition >= 1
-            and not (item.warmup or item.calibration)
-            and self._warm_row(item.combination, target)
-        )
-
-    def _warm_row(self, combo: Combination, target: Target) -> bool:
-        """Warm sessions: this row's transfers after its first round can be bursts (_warm_burst_fits)."""
-        s = self.settings
-        return (
-            combo.tool == "pipe"
-            and combo.client == "openssh"
-            and combo.server == "openssh"
-            and combo.direction == "up"
-            and combo.streams == 1
-            and combo.compression == NO_COMPRESSION
-            and combo.sink == "null"
-            and not self._paths_of(combo).verify_on(combo)
-            and s.size is None
-            and s.file is None
-            and s.server_cpu is None
-            and s.host is None
-            and not self.target_spec.emulated
-            and target.server_pid() is not None
-        )
-
     def _target_of(self, combo: Combination, primary: Target) -> Target:
         return self.targets.get(target_key(combo.server, combo.sshd_build), primary)
 
-    def _open_warm(self, combo: Combination, target: Target, index: int) -> WarmSession:
-        """A warm session of `combo`: its client as a trial's (prefix, options, the set-up kex), reading WARM_READER."""
-        setup_kex = self._setup_kexes.get(combo)
-        argv = [
-            *target.client_prefix(),
-            self._ssh_for(combo),
-            *target.client_options(),
-            *algorithm_options(combo, setup_kex),
-            "-v",
-            *target.destination(),
-            WARM_READER,
-        ]
-        return WarmSession(
-            argv=argv,
-            combo=combo,
+    def _warm_row(self, combo: Combination, target: Target) -> bool:
+        """Warm sessions: this row's transfers after its first round can be bursts (sshbench.warm_rows)."""
+        return warm_row(combo, target, self._paths_of(combo), self.settings, self.target_spec.emulated)
+
+    def _open_warm(self, combo: Combination, primary: Target, index: int) -> WarmSession:
+        """A warm session of `combo` (sshbench.warm_rows.open_warm), on its own target."""
+        return open_warm(
+            combo,
+            self._target_of(combo, primary),
+            index,
+            ssh=self._ssh_for(combo),
+            setup_kex=self._setup_kexes.get(combo),
             payload=self._warm_payloads[combo],
             workdir=self._warm_dir,
-            index=index,
-            env=self.ssh_env if self.ssh_env is not None else target.client_env(),
-            server_pid=target.server_pid(),
-            setup_kex=setup_kex,
-            max_window_s=steady_window_cap(self.settings),
+            ssh_env=self.ssh_env,
+            settings=self.settings,
         )
-
-    def _warm_files(self, rows: list[Combination], sizes: dict[Combination, int]) -> None:
-        """The file each row's warm session reads from its start in every burst: one per payload kind, at least twice
-        the biggest of those rows' trial payloads as sized after their first round (at most WARM_FILE_BYTES and
-        --max-size), usually the tail file the round's trials read already. A burst reads less than a trial (0.1 s
-        omitted, not 0.3 s), and twice leaves room for a rate that doubles; past it a burst ends early, at the
-        file's end less warm.FILE_HEADROOM. Sized before the rounds instead, from the probes, it held 192 MiB where
-        aes128-gcm's bursts needed ~450: they ended after a 0.10-0.14 s window, one with none."""
-        need: dict[tuple[int, str], int] = {}
-        for c in rows:
-            key = (id(self._paths_of(c)), c.payload)
-            need[key] = max(need.get(key, 0), min(WARM_FILE_BYTES, self.settings.max_size, 2 * sizes[c]))
-        for c in rows:
-            paths = self._paths_of(c)
-            self._warm_payloads[c] = paths.tail(c.payload, need[(id(paths), c.payload)])[0]
 
     def _paths_of(self, combo: Combination) -> TrialPaths:
         return self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
-
-    def _note_warm(self) -> None:
-        """The environment's record of the warm sessions: how many, and how many bursts counted."""
-        bursts = [t for t in self.result.trials if t.warm_burst is not None]
-        self.result.environment["warm_sessions"] = {
-            "sessions": len({t.combination for t in bursts}),
-            "bursts": len(bursts),
-            "valid_bursts": sum(t.valid for t in bursts),
-            "omit_s": WARM_OMIT_S,  # what a burst's clock leaves out after its data moves again
-        }
 
     def _setup_kexes_for(self, combos: list[Combination], primary: Target) -> dict[Combination, str]:
         """The kex each transfer connects with instead of its own (plan.setup_kex): none where the run measures
@@ -790,41 +668,26 @@ class Runner:
         return out
 
     def _probe_rekeys(self, primary: Target, combos: list[Combination], workdir) -> None:
-        """The stall of one rekey per key exchange, link and server (sshbench.rekey_probe), where some combination
-        rekeys every 1 GiB (chacha20-poly1305, 3des-cbc; Dropbear and AsyncSSH servers): ~1.1 s a probe."""
-
-        def target_for(combo: Combination) -> Target:
-            return self.targets.get(target_key(combo.server, combo.sshd_build), primary)
-
-        def rate_of(combo: Combination) -> float | None:  # its calibration probe's, to space the probe's rekeys
-            for t in reversed(self.result.trials):
-                if t.combination.cipher == combo.cipher and t.combination.link == combo.link and t.valid:
-                    if rate := t.steady_mib_s or t.late_mib_s:
-                        return rate
-            return None
-
+        """The stall of one rekey per key exchange, link and server (sshbench.rekey_probe.probe_run)."""
         if self.settings.server_cpu is not None:  # a CPU quota stops the flow every period: not a rekey's stall
             self.result.environment["rekeys_counted"] = False
             return
-        rows = rekey_probe.rows_to_probe(combos, target_for, self._tool_for)
-        if not rows:
-            return
-        self._rekeys = rekey_probe.measure(
-            rows=rows,
-            target_for=target_for,
-            paths_for=lambda c: self._paths.get(target_key(c.server, c.sshd_build), self._files),
+        costs = rekey_probe.probe_run(
+            combos,
+            self.result.trials,
+            target_for=lambda c: self._target_of(c, primary),
+            tool_for=self._tool_for,
+            paths_for=self._paths_of,
             ssh_for=self._ssh_for,
-            rate_of=rate_of,
             workdir=workdir,
             timeout_s=self.settings.trial_timeout_s,
             env=self.ssh_env,
             where=self.settings.host or "",
             client_version=self.result.environment.get("client_ssh_version"),
         )
-        self.result.baselines["rekeys"] = self._rekeys.entries
-        for trial in self.result.trials:  # a resumed run's trials measured before
-            if not trial.warmup:
-                self._rekeys.charge(trial, target_for(trial.combination))
+        if costs is not None:
+            self._rekeys = costs
+            self.result.baselines["rekeys"] = costs.entries
 
     def _write_tails(self, combos: list[Combination], sizes: dict[Combination, int]) -> None:
         """Before the measured rounds, each payload file their stdin tools read tails of (TrialPaths.tail), at the
