@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
-from sshbench.baselines import aesni, crypto_ceiling
+from sshbench.baselines import aesni
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.budget import END_RESERVE_S, Budget
 from sshbench.builds import version_label
@@ -23,10 +23,8 @@ from sshbench.calibration import (
     Calibration,
     Reserve,
     adaptive_round,
-    first_probe_size,
     follow_measured_rates,
     grow_if_too_short,
-    link_probe_size,
     paced_data_phase,
     round_cost,
     share_growth,
@@ -38,12 +36,10 @@ from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.executors import connection_trial, raw_tcp_trial
 from sshbench.leftovers import clean_leftovers
-from sshbench.links import profile_named
 from sshbench.payload import (
     FLATTERING_KINDS,
     PROBE_SIZE,
     PayloadStore,
-    size_for_rate,
 )
 from sshbench.plan import (
     ScheduledTrial,
@@ -57,6 +53,7 @@ from sshbench.plan import (
 )
 from sshbench.results import NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
 from sshbench.run_header import environment_header
+from sshbench.run_plan import first_sizes, raw_tcp_combinations
 from sshbench.settings import RunSettings
 from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota, make_target
@@ -246,7 +243,6 @@ class Runner:
         self._paths = {name: TrialPaths(t, cleanup, workdir, combos, s) for name, t in self.targets.items()}
         self._files = self._paths[next(iter(self.targets))]  # the primary target's (raw TCP control, payload notes)
         payloads = self._files.payloads
-        sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in [*combos, *handshakes]}
         self.result.baselines, raw_tcp_combo = baseline_hooks.before_trials(
             combos=combos,
             target=target,
@@ -254,32 +250,14 @@ class Runner:
             aesni_env=self.ssh_env,
             client_crypto_library=self.result.environment.get("client_crypto_library"),
         )
-        if fixed_size is None and s.server_cpu is None and s.host is None and not self.target_spec.emulated:
-            crypto = self.result.baselines.get("crypto") or {}
-            for c in combos:  # OpenSSH on loopback: a fast cipher's probe starts past the connection's start
-                if c.client == "openssh" and c.server == "openssh":
-                    sizes[c] = first_probe_size(crypto_ceiling.ceiling_for(c, crypto)[0], s.max_size)
-        if fixed_size is None and self.target_spec.emulated:
-            for c in combos:  # behind a shaped link: what its line rate needs (calibration.link_probe_size)
-                profile = profile_named(c.link)
-                if profile is not None and profile.rate_bit_s:
-                    sizes[c] = link_probe_size(profile.rate_bit_s, s.max_size)
-        # Emulated links (sshbench.links): the raw TCP control runs once per link, over that link, and
-        # the per-link details (method, RTT, shaper counters) go under baselines["links"].
-        # A remote host's control runs in each direction measured (the server sends for "down").
-        raw_directions = list(self.axes.directions) if target.raw_tcp().both_directions else ["up"]
-        raw_tcp_combos = (
-            []
-            if raw_tcp_combo is None
-            else [
-                replace(raw_tcp_combo, link=p.name, direction=d, streams=n)  # -P N: the control with N streams too
-                for p in self.axes.links
-                for d in raw_directions
-                for n in self.axes.stream_counts
-                if d == "up" or n == 1  # a remote host's download control: one stream
-            ]
+        crypto = self.result.baselines.get("crypto") or {}
+        sizes = first_sizes(
+            combos, handshakes, s, fixed_size=fixed_size, emulated=self.target_spec.emulated, crypto=crypto
         )
+        # the raw TCP control: once per emulated link, and per direction measured against a remote host
+        raw_tcp_combos = raw_tcp_combinations(raw_tcp_combo, self.axes, target.raw_tcp().both_directions)
         self._raw_tcp_left_out = False  # set once a remote control cannot work (blocked port): one note
+        # the per-link details (method, RTT, shaper counters) go under baselines["links"]
         if (link_details := target.link_details()) is not None:
             self.result.baselines["links"] = link_details
         for raw_combo in raw_tcp_combos:
@@ -477,22 +455,8 @@ class Runner:
             self.result.baselines["why"] = {"mode": mode, "skipped": skipped, "combinations": []}
             return
 
-        # The experiment's trials move about WHY_SECONDS of data (the run's own may have shrunk to 0.25 s to fit
-        # --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s. Sized for it at
-        # the row's measured steady rate, not from the run's own size: that one holds
-        # the omitted start-up on top of its target, rounded up the ladder (768 MiB for aes128-gcm at ~1100
-        # MiB/s), and a throttled trial runs it at half speed: a default run's experiment took 20 s. Under
-        # --server-cpu the run's size also covers a channel window (calibration._size_for): kept as a floor.
         rates = {s.combination: s.median_mib_s for s in summary.summaries(self.result) if s.median_mib_s}
-        floor = self.settings.server_cpu is not None
-        why_sizes = {
-            c: max(size if floor else 0, size_for_rate(rates[c], why.WHY_SECONDS, self.settings.max_size))
-            if c in rates
-            else size
-            for c, size in sizes.items()
-        }
-        if self.settings.size or self.settings.file:
-            why_sizes = sizes
+        why_sizes = why.experiment_sizes(sizes, rates, self.settings)
 
         def measure(item: ScheduledTrial, overlay: TrialOverlay) -> Trial:
             return self._one(target, item, why_sizes, payloads, workdir, overlay=overlay)
@@ -527,10 +491,16 @@ class Runner:
         """--resume: refuse if the numbers would not be comparable; else only the trials not stored yet."""
         from sshbench.store import resume
 
-        assert self.resume_from is not None
-        resume.check_comparable(self._resumed_environment, self.result.environment, self._resumed_combinations, combos)
-        sizes.update(resume.calibrated_sizes(combos, self.result.trials, self.settings))
-        return resume.remaining(plan, self.result.trials), sizes
+        return resume.resume_plan(
+            plan,
+            sizes,
+            combos,
+            stored_environment=self._resumed_environment,
+            environment=self.result.environment,
+            stored_combinations=self._resumed_combinations,
+            trials=self.result.trials,
+            settings=self.settings,
+        )
 
     def _record(self, index: int, total: int, trial: Trial, target: Target) -> None:
         self.result.trials.append(trial)

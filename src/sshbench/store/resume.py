@@ -85,3 +85,21 @@ def calibrated_sizes(combinations: list[Combination], stored: list[Trial], setti
         elif probes and probes[-1].valid and probes[-1].mib_s:
             sizes[combo] = size_for_rate(probes[-1].mib_s, settings.seconds, settings.max_size)
     return sizes
+
+
+def resume_plan(
+    plan: list[ScheduledTrial],
+    sizes: dict[Combination, int],
+    combos: list[Combination],
+    *,
+    stored_environment: dict,
+    environment: dict,
+    stored_combinations: list[Combination],
+    trials: list[Trial],
+    settings: RunSettings,
+) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
+    """--resume: refuse if the numbers would not be comparable (check_comparable); else only the trials not stored
+    yet (remaining), `sizes` updated to the stored calibration's (calibrated_sizes)."""
+    check_comparable(stored_environment, environment, stored_combinations, combos)
+    sizes.update(calibrated_sizes(combos, trials, settings))
+    return remaining(plan, trials), sizes

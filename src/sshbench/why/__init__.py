@@ -6,8 +6,17 @@ from sshbench.why.experiment import (
     MIN_ROUNDS,
     WHY_SECONDS,
     combinations_to_probe,
+    experiment_sizes,
     run_experiments,
     throttle_count,
 )
 
-__all__ = ["DEFAULT_ROUNDS", "MIN_ROUNDS", "WHY_SECONDS", "combinations_to_probe", "run_experiments", "throttle_count"]
+__all__ = [
+    "DEFAULT_ROUNDS",
+    "MIN_ROUNDS",
+    "WHY_SECONDS",
+    "combinations_to_probe",
+    "experiment_sizes",
+    "run_experiments",
+    "throttle_count",
+]

@@ -20,8 +20,10 @@ from sshbench.baselines import sensitivity
 from sshbench.budget import Budget
 from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
+from sshbench.payload import size_for_rate
 from sshbench.plan import ScheduledTrial
 from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
+from sshbench.settings import RunSettings
 from sshbench.steady import OMIT_S
 from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuotaError
@@ -230,3 +232,21 @@ def run_experiments(
 def throttle_count(target: Target, combo: Combination) -> int:
     """How many throttles would run for `combo` on `target` (the budget's reserve)."""
     return len(plan_for(target, combo, None).possible) if combo is not None else 0
+
+
+def experiment_sizes(
+    sizes: dict[Combination, int], rates: dict[Combination, float], settings: RunSettings
+) -> dict[Combination, int]:
+    """The experiment's trials' sizes: about WHY_SECONDS of data (the run's own may have shrunk to 0.25 s to fit
+    --budget): a throttle's cost is read from pairs, and ~40 ms stalls are 16% of 0.25 s. Sized for it at the row's
+    measured steady rate (`rates`), not from the run's own size: that one holds the omitted start-up on top of its
+    target, rounded up the ladder (768 MiB for aes128-gcm at ~1100 MiB/s), and a throttled trial runs it at half
+    speed: a default run's experiment took 20 s. Under --server-cpu the run's size also covers a channel window
+    (calibration._size_for): kept as a floor. --size and --file: the run's sizes."""
+    if settings.size or settings.file:
+        return sizes
+    floor = settings.server_cpu is not None
+    return {
+        c: max(size if floor else 0, size_for_rate(rates[c], WHY_SECONDS, settings.max_size)) if c in rates else size
+        for c, size in sizes.items()
+    }

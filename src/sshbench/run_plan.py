@@ -1,0 +1,57 @@
+"""What a run plans before its first trial, besides the schedule (sshbench.plan): each row's first payload size
+and the raw TCP control's rows. Pure: the settings, the matrix's axes and the crypto ceilings are passed in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sshbench.baselines import crypto_ceiling
+from sshbench.calibration import first_probe_size, link_probe_size
+from sshbench.links import profile_named
+from sshbench.payload import PROBE_SIZE
+from sshbench.results import Combination
+from sshbench.settings import MatrixSpec, RunSettings
+
+
+def first_sizes(
+    combos: list[Combination],
+    handshakes: list[Combination],
+    settings: RunSettings,
+    *,
+    fixed_size: int | None,
+    emulated: bool,
+    crypto: dict,
+) -> dict[Combination, int]:
+    """Each transfer's and handshake's first size: the fixed one (--size, --file), else a calibration probe's; OpenSSH
+    on loopback starts a fast cipher's probe past the connection's start (its crypto ceiling), a shaped link's what
+    its line rate needs (calibration.first_probe_size, link_probe_size)."""
+    s = settings
+    sizes = {c: fixed_size or min(PROBE_SIZE, s.max_size) for c in [*combos, *handshakes]}
+    if fixed_size is None and s.server_cpu is None and s.host is None and not emulated:
+        for c in combos:  # OpenSSH on loopback: a fast cipher's probe starts past the connection's start
+            if c.client == "openssh" and c.server == "openssh":
+                sizes[c] = first_probe_size(crypto_ceiling.ceiling_for(c, crypto)[0], s.max_size)
+    if fixed_size is None and emulated:
+        for c in combos:  # behind a shaped link: what its line rate needs (calibration.link_probe_size)
+            profile = profile_named(c.link)
+            if profile is not None and profile.rate_bit_s:
+                sizes[c] = link_probe_size(profile.rate_bit_s, s.max_size)
+    return sizes
+
+
+def raw_tcp_combinations(
+    raw_tcp_combo: Combination | None, axes: MatrixSpec, both_directions: bool
+) -> list[Combination]:
+    """The raw TCP control's rows. Emulated links (sshbench.links): the control runs once per link, over that link.
+    A remote host's control runs in each direction measured (the server sends for "down"), its download with one
+    stream; with -P N the control has N streams too."""
+    if raw_tcp_combo is None:
+        return []
+    directions = list(axes.directions) if both_directions else ["up"]
+    return [
+        replace(raw_tcp_combo, link=p.name, direction=d, streams=n)  # -P N: the control with N streams too
+        for p in axes.links
+        for d in directions
+        for n in axes.stream_counts
+        if d == "up" or n == 1  # a remote host's download control: one stream
+    ]
