@@ -10,14 +10,12 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
 from sshbench.baselines import aesni
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.budget import END_RESERVE_S, Budget
-from sshbench.builds import version_label
 from sshbench.calibration import (
     PROBE_ATTEMPTS,
     Calibration,
@@ -54,9 +52,10 @@ from sshbench.plan import (
 from sshbench.results import NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
 from sshbench.run_header import environment_header
 from sshbench.run_plan import first_sizes, raw_tcp_combinations
+from sshbench.run_targets import start_targets
 from sshbench.settings import RunSettings
 from sshbench.streams import stream_share
-from sshbench.targets import Target, cpu_quota, make_target
+from sshbench.targets import Target, cpu_quota
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
 from sshbench.trial import RunningProcess, TrialOverlay
@@ -125,7 +124,17 @@ class Runner:
             with signals_raise():
                 try:
                     for server in self.target_spec.servers:
-                        for key, started in self._start_targets(server, cleanup):
+                        started_targets, relabelled = start_targets(
+                            server,
+                            self.target_spec,
+                            self.settings,
+                            cleanup,
+                            env=self.ssh_env,
+                            ssh_builds=self.ssh_builds,
+                        )
+                        if relabelled is not None:  # a build sweep's sshd builds, labelled by their banners
+                            self.sshd_builds = relabelled
+                        for key, started in started_targets:
                             self.targets[key] = started
                             target = target or started
                         started_target = self.targets.get(server)
@@ -172,33 +181,6 @@ class Runner:
         return self.result
 
     # ---------------------------------------------------------------------------------------------
-
-    def _start_targets(self, server: str, cleanup: Cleanup) -> list[tuple[str, Target]]:
-        """The target(s) of one --server: one, or for OpenSSH in a build sweep (--sshd A,B) one private sshd
-        per build, each keyed and labelled by its banner's version (sshbench.builds)."""
-        s = self.settings
-        sshd_builds = builds.inspect_all(s.sshd, "sshd", s.sshd_session) if server == "openssh" else []
-        if len(sshd_builds) < 2:
-            started = make_target(self.target_spec, server=server, env=self.ssh_env)
-            self._offer_every_client(started)
-            started.start(cleanup)
-            return [(server, started)]
-        out: list[Target] = []
-        for build in sshd_builds:
-            one = make_target(replace(self.target_spec, sshd_paths=(build.path,)), server=server, env=self.ssh_env)
-            self._offer_every_client(one)
-            one.start(cleanup)
-            out.append(one)
-        labels = [version_label(t.server_version or b.version) for t, b in zip(out, sshd_builds, strict=True)]
-        self.sshd_builds = builds.relabel(sshd_builds, labels)
-        for one, build in zip(out, self.sshd_builds, strict=True):
-            one.sshd_build = build.label
-        return [(target_key(server, b.label), t) for b, t in zip(self.sshd_builds, out, strict=True)]
-
-    def _offer_every_client(self, target: Target) -> None:
-        """A build sweep's private sshd offers what any of the client builds speaks (mlkem768x25519-sha256 for
-        OpenSSH 10.0's client even when 9.2's is the first)."""
-        target.offer_client_builds([b.path for b in self.ssh_builds[1:]])
 
     def _ssh_for(self, combo: Combination) -> str:
         """The ssh program of a combination: its client build's in a build sweep, else --ssh."""
@@ -433,14 +415,11 @@ class Runner:
         return Reserve(self._why_trials(target, combos), why.WHY_SECONDS, stretch=2.0)
 
     def _why_trials(self, target: Target, combos: list[Combination]) -> int:
-        """How many trials the default --why experiment will add (0 when it will not run)."""
-        if self.settings.why_mode() != "fastest" or not combos or self.resume_from is not None or self._why_no_room:
+        """How many trials the default --why experiment will add (why.experiment_trials; none for a resumed run or
+        where --budget had no room for it)."""
+        if self.resume_from is not None or self._why_no_room:
             return 0
-        # The reserve keeps time for the rounds a sensitivity needs (why.MIN_ROUNDS); past them the experiment
-        # runs on only while the budget lasts (its deadline), so the ranking's rounds come first: a default run
-        # that reserved all 4 spent 20 of its 50 s on the experiment and stopped its ranking at 3 rounds.
-        rounds = min(self.settings.why_rounds, why.MIN_ROUNDS) if self.settings.adaptive else self.settings.why_rounds
-        return 1 + rounds * (1 + why.throttle_count(target, combos[0]))  # + its warm-up
+        return why.experiment_trials(self.settings, target, combos)
 
     def _why(
         self, target: Target, cleanup: Cleanup, sizes: dict[Combination, int], payloads: PayloadStore, workdir

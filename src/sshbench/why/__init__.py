@@ -7,6 +7,7 @@ from sshbench.why.experiment import (
     WHY_SECONDS,
     combinations_to_probe,
     experiment_sizes,
+    experiment_trials,
     run_experiments,
     throttle_count,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "WHY_SECONDS",
     "combinations_to_probe",
     "experiment_sizes",
+    "experiment_trials",
     "run_experiments",
     "throttle_count",
 ]

@@ -250,3 +250,14 @@ def experiment_sizes(
         c: max(size if floor else 0, size_for_rate(rates[c], WHY_SECONDS, settings.max_size)) if c in rates else size
         for c, size in sizes.items()
     }
+
+
+def experiment_trials(settings: RunSettings, target: Target, combos: list[Combination]) -> int:
+    """How many trials the default experiment (--why fastest) adds, for --budget's reserve (0 when it will not run).
+    The reserve keeps time for the rounds a sensitivity needs (MIN_ROUNDS); past them the experiment runs on only
+    while the budget lasts (its deadline), so the ranking's rounds come first: a default run that reserved all 4
+    spent 20 of its 50 s on the experiment and stopped its ranking at 3 rounds."""
+    if settings.why_mode() != "fastest" or not combos:
+        return 0
+    rounds = min(settings.why_rounds, MIN_ROUNDS) if settings.adaptive else settings.why_rounds
+    return 1 + rounds * (1 + throttle_count(target, combos[0]))  # + its warm-up
