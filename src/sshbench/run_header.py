@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from sshbench import builds, environment
 from sshbench.algorithms import ClientAlgorithms
 from sshbench.calibration import steady_window_cap
+from sshbench.compression import NO_COMPRESSION
+from sshbench.payload import FLATTERING_KINDS
 from sshbench.plan import defaults_json
+from sshbench.results import Combination
 from sshbench.settings import MatrixSpec, RunSettings
 from sshbench.steady import OMIT_S
 from sshbench.targets import Target
@@ -99,3 +102,18 @@ def build_facts(
             for sshd_label, t in servers.items()
         ],
     }
+
+
+# The notice where compressed rows run on zero-filled payloads (FLATTERING_KINDS)
+FLATTERING_NOTICE = (
+    "zero-filled payloads compress ~1000:1: compressed rates on them flatter "
+    "compression far beyond real data (use --payload text or --file)"
+)
+
+
+def payload_record(ratios: dict[str, float], combinations: list[Combination]) -> tuple[dict | None, str | None]:
+    """After the run: the environment's `payload_zlib_ratio` (None where no payload was compressed) and the notice
+    where compressed rows ran on a payload that flatters them."""
+    record = {k: round(v, 4) for k, v in ratios.items()} if ratios else None
+    flatters = FLATTERING_KINDS & set(ratios) and any(c.compression != NO_COMPRESSION for c in combinations)
+    return record, FLATTERING_NOTICE if flatters else None

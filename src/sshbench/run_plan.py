@@ -3,14 +3,21 @@ and the raw TCP control's rows. Pure: the settings, the matrix's axes and the cr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
+from sshbench import parallel
 from sshbench.baselines import crypto_ceiling
 from sshbench.calibration import first_probe_size, link_probe_size
 from sshbench.links import profile_named
 from sshbench.payload import PROBE_SIZE
+from sshbench.plan import setup_kex
 from sshbench.results import Combination
 from sshbench.settings import MatrixSpec, RunSettings
+from sshbench.streams import stream_share
+from sshbench.targets import Target
+from sshbench.tools import TransferTool
+from sshbench.trial_files import TrialPaths
 
 
 def first_sizes(
@@ -55,3 +62,40 @@ def raw_tcp_combinations(
         for n in axes.stream_counts
         if d == "up" or n == 1  # a remote host's download control: one stream
     ]
+
+
+def setup_kexes(
+    combos: list[Combination], target_for: Callable[[Combination], Target], measures_kex: bool
+) -> dict[Combination, str]:
+    """The kex each transfer connects with instead of its own (plan.setup_kex): none where the run measures kex
+    (--kex), where the rows' kex is what is compared."""
+    if measures_kex:
+        return {}
+    out: dict[Combination, str] = {}
+    for combo in combos:
+        target = target_for(combo)
+        if kex := setup_kex(combo, target.client_algorithms().kex, target.server_algorithms().kex):
+            out[combo] = kex
+    return out
+
+
+def write_tails(
+    combos: list[Combination],
+    sizes: dict[Combination, int],
+    paths_of: Callable[[Combination], TrialPaths],
+    tool_for: Callable[[Combination], TransferTool],
+) -> None:
+    """Before the measured rounds, each payload file their stdin tools read tails of (TrialPaths.tail), at the
+    biggest size they start with: one file written here, where a round in shuffled order wrote a new one
+    each time a bigger size came (2-3 for a default run's six)."""
+    biggest: dict[tuple[int, str], tuple[TrialPaths, int]] = {}
+    for c in combos:
+        tool = tool_for(c)
+        if c.direction != "up" or not tool.source_on_stdin:
+            continue
+        paths = paths_of(c)
+        key = (id(paths), c.payload)
+        size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
+        biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
+    for (_, kind), (paths, size) in biggest.items():
+        paths.tail(kind, size)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sshbench import builds, clock, environment, parallel, placement, rekey_probe, summary, why
+from sshbench import builds, clock, environment, placement, rekey_probe, summary, why
 from sshbench.baselines import aesni
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.budget import END_RESERVE_S, Budget
@@ -30,12 +30,10 @@ from sshbench.calibration import (
     steady_window_cap,
 )
 from sshbench.cleanup import Cleanup, signals_raise
-from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.executors import connection_trial, raw_tcp_trial
 from sshbench.leftovers import clean_leftovers
 from sshbench.payload import (
-    FLATTERING_KINDS,
     PROBE_SIZE,
     PayloadStore,
 )
@@ -46,15 +44,13 @@ from sshbench.plan import (
     measured_round,
     plan_matrix,
     schedule,
-    setup_kex,
     target_key,
 )
 from sshbench.results import NO_STEADY_PART, Combination, RunResult, Trial, TrialKind
-from sshbench.run_header import environment_header
-from sshbench.run_plan import first_sizes, raw_tcp_combinations
+from sshbench.run_header import environment_header, payload_record
+from sshbench.run_plan import first_sizes, raw_tcp_combinations, setup_kexes, write_tails
 from sshbench.run_targets import start_targets
 from sshbench.settings import RunSettings
-from sshbench.streams import stream_share
 from sshbench.targets import Target, cpu_quota
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import TransferTool, get_tool
@@ -455,14 +451,11 @@ class Runner:
         )
 
     def _note_payloads(self) -> None:
-        ratios = self._files.zlib_ratios
-        if ratios:
-            self.result.environment["payload_zlib_ratio"] = {k: round(v, 4) for k, v in ratios.items()}
-        if FLATTERING_KINDS & set(ratios) and any(c.compression != NO_COMPRESSION for c in self.result.combinations):
-            self.result.notices.append(
-                "zero-filled payloads compress ~1000:1: compressed rates on them flatter "
-                "compression far beyond real data (use --payload text or --file)"
-            )
+        record, notice = payload_record(self._files.zlib_ratios, self.result.combinations)
+        if record is not None:
+            self.result.environment["payload_zlib_ratio"] = record
+        if notice is not None:
+            self.result.notices.append(notice)
 
     def _resume_plan(
         self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
@@ -605,16 +598,8 @@ class Runner:
         return self._paths.get(target_key(combo.server, combo.sshd_build), self._files)
 
     def _setup_kexes_for(self, combos: list[Combination], primary: Target) -> dict[Combination, str]:
-        """The kex each transfer connects with instead of its own (plan.setup_kex): none where the run measures
-        kex (--kex), where the rows' kex is what is compared."""
-        if self.settings.kex:
-            return {}
-        out: dict[Combination, str] = {}
-        for combo in combos:
-            target = self.targets.get(target_key(combo.server, combo.sshd_build), primary)
-            if kex := setup_kex(combo, target.client_algorithms().kex, target.server_algorithms().kex):
-                out[combo] = kex
-        return out
+        """The kex each transfer connects with instead of its own (run_plan.setup_kexes)."""
+        return setup_kexes(combos, lambda c: self._target_of(c, primary), measures_kex=bool(self.settings.kex))
 
     def _probe_rekeys(self, primary: Target, combos: list[Combination], workdir) -> None:
         """The stall of one rekey per key exchange, link and server (sshbench.rekey_probe.probe_run)."""
@@ -639,20 +624,8 @@ class Runner:
             self.result.baselines["rekeys"] = costs.entries
 
     def _write_tails(self, combos: list[Combination], sizes: dict[Combination, int]) -> None:
-        """Before the measured rounds, each payload file their stdin tools read tails of (TrialPaths.tail), at the
-        biggest size they start with: one file written here, where a round in shuffled order wrote a new one
-        each time a bigger size came (2-3 for a default run's six)."""
-        biggest: dict[tuple[int, str], tuple[TrialPaths, int]] = {}
-        for c in combos:
-            tool = self._tool_for(c)
-            if c.direction != "up" or not tool.source_on_stdin:
-                continue
-            paths = self._paths.get(target_key(c.server, c.sshd_build), self._files)
-            key = (id(paths), c.payload)
-            size = stream_share(sizes[c], c.streams) if parallel.fans_out(c, tool) else sizes[c]  # -P N: each its share
-            biggest[key] = (paths, max(size, biggest.get(key, (paths, 0))[1]))
-        for (_, kind), (paths, size) in biggest.items():
-            paths.tail(kind, size)
+        """Each payload file stdin tools read tails of, written before the measured rounds (run_plan.write_tails)."""
+        write_tails(combos, sizes, self._paths_of, self._tool_for)
 
     def _tool_for(self, combo: Combination) -> TransferTool:
         """The tool implementation for the combination's client (an AsyncSSH client has its own pipe)."""
