@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fidelity import bare_ssh, default_run, pooled_text, row_of, start_target, timed
-from sshbench.cleanup import Cleanup
-from sshbench.payload import PayloadStore
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.payload import PayloadStore
 from sshbench.results import Combination
 from sshbench.units import MIB, parse_size
 

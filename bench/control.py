@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from sshbench.baselines.raw_tcp import run_raw_tcp_trial
-from sshbench.cleanup import kill_tree
+from sshbench.host.cleanup import kill_tree
 from sshbench.units import MIB, parse_size
 
 

@@ -12,7 +12,7 @@ side's on-CPU time (the sshd listener's descendants: the session and its reader,
 machine's steal time (/proc/stat). Per half-second bin after the start the clock finds: the wire rate, the client's
 and the server's CPU (cores busy, and ns per MiB), and the steal share of the two CPUs. Printed relative to the bin
 the headline's window falls in (0.3-0.8 s), with the transfer's whole rate (its bytes over its data phase) and the
-headline clock's own estimate (sshbench.steady with a 0.25 s window, as a default run's trial).
+headline clock's own estimate (sshbench.measure.steady with a 0.25 s window, as a default run's trial).
 
 Usage: .venv/bin/python bench/decay.py [--size 4G] [--rounds 2] [--ciphers a,b] [--no-pin]
 """
@@ -26,13 +26,14 @@ import subprocess
 import threading
 import time
 
-from sshbench import placement, steady
-from sshbench.cleanup import Cleanup, descendants
-from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler, tree_cpu_ns
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup, descendants
+from sshbench.measure import steady
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.progress import Sampler, tree_cpu_ns
+from sshbench.measure.trial import algorithm_options
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"

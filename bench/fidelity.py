@@ -31,7 +31,7 @@ placement. `--no-pin` runs everything unpinned.
 `--inside`: the clock against the same bulk transfer, paired inside one connection, which takes this machine's
 swings between minutes out of the comparison (a default run and a 4 GiB transfer a minute apart read 0.66-1.56x
 of each other here). Each bulk transfer is sampled as a trial is (TCP_INFO every 20 ms); the steady-state
-estimator (sshbench.steady, the headline's clock) is given only its first part, cut where a default trial's data
+estimator (sshbench.measure.steady, the headline's clock) is given only its first part, cut where a default trial's data
 phase ends (`--trial-s`: the omitted start, steady.OMIT_S, plus the 0.25 s steady part the budget fits); that rate is
 compared with the whole transfer timed from outside (wall time minus a same-shape `ssh host true`). Printed: the
 geometric mean of those ratios per cipher and pooled, each with its 95% t interval over the transfers (goal:
@@ -59,17 +59,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from sshbench import placement, steady
-from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
-from sshbench.intervals import paired_ratio_ci, t_critical
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup
 from sshbench.links import LinkProfile, parse_links
-from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
+from sshbench.measure import steady
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.progress import Sampler
+from sshbench.measure.trial import algorithm_options
+from sshbench.model.intervals import paired_ratio_ci, t_critical
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import NetnsOpenSSH, PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
@@ -182,7 +183,9 @@ def main() -> int:
     parser.add_argument("--link", type=link_profile, default=None, help="behind this emulated link (one profile)")
     parser.add_argument("--ciphers", default=DEFAULT_CIPHERS)
     parser.add_argument("--per-cipher", action="store_true", help="a short run per cipher next to its bulk transfer")
-    parser.add_argument("--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.placement)")
+    parser.add_argument(
+        "--no-pin", action="store_true", help="runs and bulk transfers unpinned (sshbench.host.placement)"
+    )
     parser.add_argument("--inside", action="store_true", help="the clock on the start of each bulk transfer")
     parser.add_argument(
         "--prewarm",

@@ -14,7 +14,7 @@ tunable in its environment), pinned as a run pins them, interleaved round by rou
   plain  ssh and sshd as shipped (what a user's transfer runs)
   both   ssh and the sshd (and so every session it forks) with the tunable
 
-Per transfer, from the client connection's TCP counters (sshbench.progress, the steady clock's own sampler): the
+Per transfer, from the client connection's TCP counters (sshbench.measure.progress, the steady clock's own sampler): the
 steady clock on the first 0.55 s of data phase (the 0.3 s omit, steady.OMIT_S, and a default run's shortest
 0.25 s steady part), the same on 1.3 s, the rest of the transfer after 1.3 s, and the whole transfer timed from
 outside (wall time minus a same-shape `ssh host true`). Printed per cipher (geometric means over the rounds,
@@ -40,10 +40,11 @@ from fidelity import (  # bench/fidelity.py: the same transfers and clock
     timed,
     trial_clock,
 )
-from sshbench import placement, steady
-from sshbench.cleanup import Cleanup
-from sshbench.intervals import paired_ratio_ci
-from sshbench.payload import PayloadStore
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure import steady
+from sshbench.measure.payload import PayloadStore
+from sshbench.model.intervals import paired_ratio_ci
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool

@@ -34,16 +34,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench import intervals
-from sshbench.cleanup import Cleanup
-from sshbench.payload import PayloadStore
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.trial import algorithm_options
+from sshbench.model import intervals
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.settings import RunSettings
 from sshbench.targets import make_target
 from sshbench.targets.base import Target
 from sshbench.tools.pipe import PipeTool
 from sshbench.tools.remote_report import parse_marked
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 CIPHERS = ("aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr")

@@ -16,7 +16,7 @@
 
 Each stream moves 1/N of the payload; the aggregate is all bytes over the common data phase (first
 stream's start to the last one's end, on the server's clock where the tool has one). With the pipe tool
-the streams start at a barrier (sshbench.start_gate): their set-up is outside the data phase. Prints
+the streams start at a barrier (sshbench.measure.start_gate): their set-up is outside the data phase. Prints
 figures with the load average; asserts nothing.
 """
 

@@ -41,8 +41,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench import intervals
-from sshbench import statistics as stats
+from sshbench.model import intervals
+from sshbench.model import statistics as stats
 
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ trial would read below what the same transfer gets later whatever the clock leav
 
 Interleaved, per cipher and round (the order alternating): A, a 2 GiB upload as a trial runs it (pinned as a run
 pins); B, the same right after both CPUs were kept busy for --spin seconds (a shell loop pinned to each). Per
-transfer: the headline clock's rate (sshbench.steady, its 0.3 s omit and a 0.25 s window, as a default run's trial)
+transfer: the headline clock's rate (sshbench.measure.steady, its 0.3 s omit and a 0.25 s window, as a default run's trial)
 over the mean rate of the same transfer's half-second bins from 1.5 s to its end (bench/decay.py), and the client's
 CPU time per MiB in its first bin and later. Printed: geometric means per cipher and variant, and pooled.
 
@@ -28,12 +28,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from decay import mac_for, one
-from sshbench import placement
-from sshbench.cleanup import Cleanup
-from sshbench.payload import PayloadStore
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.trial import algorithm_options
 from sshbench.results import Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 CIPHERS = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com", "aes128-ctr"]

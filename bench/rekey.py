@@ -8,12 +8,12 @@ messages until NEWKEYS), so each rekey is a stall of the key exchange's time: a 
 four, a default run's trials (at most a few hundred MiB) none.
 
 4 GiB uploads through one private sshd on loopback (pinned, as a run pins it), ciphers x key exchanges interleaved
-round by round; the client's TCP counters sampled every 5 ms (sshbench.progress). Per transfer: the rate timed from
+round by round; the client's TCP counters sampled every 5 ms (sshbench.measure.progress). Per transfer: the rate timed from
 outside (wall minus a same-shape `ssh host true`), how many key exchanges `ssh -v` logged, and the stalls (no 64 KiB
 of progress for 20 ms or more) after the first 8 MiB, with where they fell (MiB into the transfer) and how long.
 
-Each round also runs the run's rekey probe (sshbench.rekey_probe: `-o RekeyLimit=8M`, 7.5 x 8 MiB) for the same cipher
-and kex, and prints the stall per rekey the run's estimator (sshbench.rekey.stalled_s) reads on the probe and on the
+Each round also runs the run's rekey probe (sshbench.measure.rekey_probe: `-o RekeyLimit=8M`, 7.5 x 8 MiB) for the same cipher
+and kex, and prints the stall per rekey the run's estimator (sshbench.measure.rekey.stalled_s) reads on the probe and on the
 bulk transfer's own rekeys: the probe must predict the bulk's.
 
 Usage: .venv/bin/python bench/rekey.py [--rounds 3] [--ciphers a,b] [--kex default,curve25519-sha256] [--size 4G]
@@ -28,18 +28,19 @@ import subprocess
 import sys
 import time
 
-from sshbench import placement, rekey
-from sshbench.cleanup import Cleanup
-from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure import rekey
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.progress import Sampler
+from sshbench.measure.trial import algorithm_options
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 STALL_BYTES = 64 * 1024
 STALL_S = 0.02
-PROBE = "probe"  # the run's rekey probe (sshbench.rekey_probe): RekeyLimit=8M, 7.5 x 8 MiB
+PROBE = "probe"  # the run's rekey probe (sshbench.measure.rekey_probe): RekeyLimit=8M, 7.5 x 8 MiB
 
 
 def stalls(times: list[float], counts: list[int]) -> list[tuple[int, float]]:
@@ -152,7 +153,7 @@ def main() -> int:
                 f"{cipher.split('@')[0]:<18} {kex:<34} {rate:6.0f} {rekeys:6.0f} {len(each) / len(got):6.1f}"
                 f" {statistics.median(each) * 1000 if each else 0:8.0f} {share:6.1%}"
             )
-        print("\nper rekey, the run's estimator (sshbench.rekey.stalled_s / rekeys), medians over rounds:")
+        print("\nper rekey, the run's estimator (sshbench.measure.rekey.stalled_s / rekeys), medians over rounds:")
         for (cipher, kex), _ in rows.items():
             bulk = per_rekey.get((cipher, kex, "bulk"), [])
             probe = per_rekey.get((cipher, kex, PROBE), [])

@@ -2,7 +2,7 @@
 """What does the start of a transfer cost, how long does it last, and why? (issue 23; docs/clock.md)
 
 Long uploads (default 2 GiB) through one private sshd on loopback, the client connection's TCP counters
-sampled every 10 ms (sshbench.progress, the steady-state clock's own sampler). Variants, interleaved
+sampled every 10 ms (sshbench.measure.progress, the steady-state clock's own sampler). Variants, interleaved
 round by round (this machine is shared and noisy):
 
   plain   `ssh -c CIPHER host 'dd of=/dev/null bs=1M'` < payload, as a trial runs it
@@ -11,7 +11,7 @@ round by round (this machine is shared and noisy):
           acknowledged by the reader and a 0.3 s pause (a warm session's burst: issue 23, point 6)
 
 Per transfer: the set-up before the data starts (the remote shell starting while the first channel
-window waits), the steady rate (sshbench.steady: steady.OMIT_S omitted, to the last sample), the start-up cost
+window waits), the steady rate (sshbench.measure.steady: steady.OMIT_S omitted, to the last sample), the start-up cost
 (the whole data phase minus bytes / steady rate), the transient's length (where the time lost reaches
 90% of its final value), and the rate in the first 50 ms bins relative to the steady rate.
 
@@ -29,13 +29,13 @@ import sys
 import threading
 import time
 
-from sshbench import steady
-from sshbench.cleanup import Cleanup
-from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure import steady
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.progress import Sampler
+from sshbench.measure.trial import algorithm_options
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sshbench.intervals import paired_ratio_ci
+from sshbench.model.intervals import paired_ratio_ci
 
 CIPHERS = "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"
 SSHBENCH = str(Path(sys.executable).with_name("sshbench"))

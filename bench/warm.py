@@ -9,10 +9,10 @@ Python thread, which competed for this 2-core VM's cores: 0.7-0.85x of a plain t
 This one has no writer. ssh reads its stdin from the payload file itself, as a trial's ssh does, and the remote
 reads to the end (`dd of=/dev/null bs=1M`). Between bursts the client is stopped (SIGSTOP): its socket drains,
 the server waits on its read, nothing moves. A burst is SIGCONT, then the steady-state clock's own stretch (the
-start found after the pause, steady.OMIT_S omitted, a 0.25 s window: sshbench.steady), then SIGSTOP. The file
+start found after the pause, steady.OMIT_S omitted, a 0.25 s window: sshbench.measure.steady), then SIGSTOP. The file
 offset ssh reads from is shared with this process (one open file description), so each burst starts again at 0
 and a 2 GiB file serves every burst. The client's TCP counters are sampled as a trial samples them
-(sshbench.progress, every 20 ms).
+(sshbench.measure.progress, every 20 ms).
 
 Interleaved round by round, in a rotating order, for each cipher:
   plain  a fresh connection moving a payload sized for a default trial's data phase (~0.8 s), its rate by the
@@ -39,14 +39,15 @@ import sys
 import time
 from collections.abc import Callable
 
-from sshbench import placement, steady
-from sshbench.cleanup import Cleanup
-from sshbench.intervals import t_critical
-from sshbench.payload import PayloadStore
-from sshbench.progress import Sampler
+from sshbench.host import placement
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure import steady
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.progress import Sampler
+from sshbench.measure.trial import algorithm_options
+from sshbench.model.intervals import t_critical
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import algorithm_options
 from sshbench.units import MIB, parse_size
 
 DEFAULT_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr"

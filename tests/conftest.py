@@ -189,7 +189,7 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     yield state
     # A test that had to SIGKILL its sshbench (a failure path) leaves what kill -9 leaves: the same
     # recovery a user's next run does removes it, so no daemon outlives the test.
-    from sshbench.leftovers import clean_leftovers
+    from sshbench.host.leftovers import clean_leftovers
 
     clean_leftovers()
     shutil.rmtree(shm, ignore_errors=True)

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.capabilities import RemoteFacts
-from sshbench.cleanup import Cleanup
-from sshbench.plan import ScheduledTrial
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.plan import ScheduledTrial
 from sshbench.results import IMPLICIT_MAC, Combination, Negotiated, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.targets.base import Target
@@ -184,7 +184,7 @@ def constructed_run(
     notices: list[str] | None = None,
 ) -> RunResult:
     """A small complete run built by hand: each cipher (a MAC for the non-AEAD ones) `runs` times."""
-    from sshbench.plan import schedule
+    from sshbench.measure.plan import schedule
 
     combos = [Combination(c, IMPLICIT_MAC if c in AEAD else "hmac-sha2-256", kex) for c in ciphers]
     rates = MadeUpRates({c: 300.0 + 200 * i for i, c in enumerate(ciphers)})

@@ -36,7 +36,7 @@ def test_runs_names_every_swept_axis_in_the_tables_words():
 
 
 def test_a_handshake_summary_carries_every_axis_of_its_connections_shape():
-    from sshbench.handshake_summary import HandshakeSummary, summarise_handshakes
+    from sshbench.model.handshake_summary import HandshakeSummary, summarise_handshakes
 
     connection = [axis.name for axis in AXES if axis.connection]
     assert set(connection) <= {f.name for f in dataclasses.fields(HandshakeSummary)}

@@ -1,4 +1,4 @@
-"""sshbench.budget: --budget's arithmetic on a fake clock (pure: no process, no sleep)."""
+"""sshbench.measure.budget: --budget's arithmetic on a fake clock (pure: no process, no sleep)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from sshbench.budget import END_RESERVE_S, FIT_ROOM_SHARE, PACE_ROOM, Budget, fit_room, fitted_data_phase
+from sshbench.measure.budget import END_RESERVE_S, FIT_ROOM_SHARE, PACE_ROOM, Budget, fit_room, fitted_data_phase
 
 
 class FakeClock:
@@ -118,6 +118,6 @@ def test_fitted_data_phase_never_grows_and_stops_at_the_floor():
 
 
 def test_the_plans_name_for_it_is_the_same_function():
-    from sshbench import budget, plan
+    from sshbench.measure import budget, plan
 
     assert plan.fitted_data_phase is budget.fitted_data_phase

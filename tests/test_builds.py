@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, run_json, sshbench_temp_dirs
-from sshbench import builds
 from sshbench.errors import UsageError
+from sshbench.openssh import builds
 
 # Read before the autouse fixture points XDG_CACHE_HOME at a per-test dir: the tree fetch-openssh10.sh made.
 OPENSSH10 = Path(
@@ -228,7 +228,7 @@ def _client(kex: list[str]):
 
 
 def test_a_kex_one_build_lacks_is_skipped_for_its_pairings_with_a_notice():
-    from sshbench.plan import kex_handshakes, plan_matrix
+    from sshbench.measure.plan import kex_handshakes, plan_matrix
     from sshbench.settings import RunSettings
     from sshbench.tools import get_tool
 

@@ -4,10 +4,10 @@ window, and the server's CPU is divided by the window it was measured over (the 
 
 from __future__ import annotations
 
-from sshbench import clock
 from sshbench.baselines.analysis import _cpu_cores, _sink_cores
-from sshbench.calibration import Calibration
-from sshbench.payload import LADDER, MIN_SIZE, size_at_least
+from sshbench.measure import clock
+from sshbench.measure.calibration import Calibration
+from sshbench.measure.payload import LADDER, MIN_SIZE, size_at_least
 from sshbench.results import Combination, Negotiated, Trial
 from sshbench.settings import RunSettings
 from sshbench.units import MIB
@@ -79,7 +79,7 @@ def test_calibration_floor_is_the_ladder_size_past_twice_the_window() -> None:
     assert size_at_least(1, 1 << 30) == MIN_SIZE
     assert size_at_least(LADDER[-1] * 2, LADDER[-1] * 4) == LADDER[-1]
     # A 3des-cbc probe at 0.1 core: ~2 MiB/s would size it 4 MiB for 0.5 s (+ the omitted start and the first
-    # window, sshbench.calibration); under the quota it moves 5 (the ladder size past twice the window).
+    # window, sshbench.measure.calibration); under the quota it moves 5 (the ladder size past twice the window).
     probe = _upload(16 * MIB, reader_s=8.0, wall_s=11.0)
     for server_cpu, size in ((0.1, 5 * MIB), (None, 4 * MIB)):
         sizes = {COMBO: 16 * MIB}

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from sshbench.compare import compare_runs, only_in_lines, ratio
+from sshbench.answers.compare import compare_runs, only_in_lines, ratio
 from sshbench.results import Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import open_store

@@ -11,10 +11,11 @@ from dataclasses import replace
 import pytest
 
 from fakes import AEAD, CLIENT, FakeRemote, FakeTarget, FakeTool, MadeUpRates, run_from_plan
-from sshbench import answer, condition_answer, summary
+from sshbench.answers import answer, condition_answer
 from sshbench.baselines import crypto_ceiling, crypto_server, hooks, raw_tcp
 from sshbench.capabilities import RemoteFacts
-from sshbench.plan import handshake_combinations, plan_matrix, schedule
+from sshbench.measure.plan import handshake_combinations, plan_matrix, schedule
+from sshbench.model import summary
 from sshbench.results import IMPLICIT_MAC
 from sshbench.settings import RunSettings
 from sshbench.store.document import to_document
@@ -180,8 +181,8 @@ def _three_rounds_with_a_contested_answer(monkeypatch, settings: RunSettings, bu
     1 s of a fake clock. Returns the runner, ready for its adaptive rounds with `budget_after_reserves_s` left
     after the end's reserve and the --why experiment's (settings.why)."""
     from fakes import trial_for
-    from sshbench import runner as runner_module
-    from sshbench.plan import ScheduledTrial
+    from sshbench.measure import runner as runner_module
+    from sshbench.measure.plan import ScheduledTrial
     from sshbench.results import Combination
 
     common = [1.0, 1.3, 0.8]  # every row's round factor: the paired ratios see through it
@@ -241,8 +242,8 @@ def test_the_answers_round_may_take_the_why_experiments_spare_before_its_optiona
     """With the default --why experiment ahead, the answer's round (~3.8 s) no longer fits the 2 s left after the
     experiment's reserve, but does in that and the reserve's spare (Reserve.spare_after, 3.25 s here): it runs,
     once. With 0.2 s left it does not."""
-    from sshbench.calibration import Reserve
-    from sshbench.runner import Runner
+    from sshbench.measure.calibration import Reserve
+    from sshbench.measure.runner import Runner
 
     reserve = Reserve(trials=10, data_s_each=0.55, stretch=2.0)  # a default run's: 1 warm-up + 3 rounds of 3
     monkeypatch.setattr(Runner, "_why_reserve", lambda self, target, combos: reserve)
@@ -258,10 +259,10 @@ def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_s
 ):
     """Runner._write_tails: the pipe's uploads then read tails of that one file (no file per size between two
     trials); -P N counts each stream's share; a download or a tool that names a file (scp) is not counted."""
-    from sshbench.cleanup import Cleanup
+    from sshbench.host.cleanup import Cleanup
+    from sshbench.measure.runner import Runner
+    from sshbench.measure.trial_files import TrialPaths
     from sshbench.results import Combination
-    from sshbench.runner import Runner
-    from sshbench.trial_files import TrialPaths
     from sshbench.units import MIB
 
     kex = "curve25519-sha256"
@@ -291,8 +292,8 @@ def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_o
     """Runner._pace at the start of rounds 2 and 3: the round before took longer than the time left allows for
     the rounds left, so their payloads shrink; the notice is one line, the last pace's."""
     from fakes import trial_for
-    from sshbench import runner as runner_module
-    from sshbench.plan import ScheduledTrial
+    from sshbench.measure import runner as runner_module
+    from sshbench.measure.plan import ScheduledTrial
     from sshbench.results import STEADY_STATE, Combination
     from sshbench.units import MIB
 

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from sshbench import osfiles, sshd_options
+from sshbench.host import osfiles
 from sshbench.links import nshost_config
+from sshbench.openssh import sshd_options
 
 
 def test_an_atomic_write_replaces_whole_and_a_failed_one_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):

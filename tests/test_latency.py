@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sshbench.cleanup import Cleanup
-from sshbench.latency import (
+from sshbench.host.cleanup import Cleanup
+from sshbench.links import nshost
+from sshbench.measure.latency import (
     REMOTE_COMMAND,
     EchoError,
     EchoResult,
@@ -14,7 +15,6 @@ from sshbench.latency import (
     measure_echo,
     summarise_echo,
 )
-from sshbench.links import nshost
 from sshbench.targets import PrivateOpenSSH
 
 

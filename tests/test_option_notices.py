@@ -15,7 +15,7 @@ from sshbench.cli import run_notices
 from sshbench.cli.main import build_parser
 from sshbench.cli.run import _given_run_options
 from sshbench.errors import UsageError
-from sshbench.plan import plan_matrix
+from sshbench.measure.plan import plan_matrix
 from sshbench.settings import RunSettings
 from sshbench.tools import get_tool
 

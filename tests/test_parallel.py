@@ -1,5 +1,5 @@
-"""`run -P N`: N streams of a combination started together (sshbench.parallel), merged into one trial
-(sshbench.streams). Real OpenSSH on loopback for the run, the failing stream and Ctrl-C; the figures
+"""`run -P N`: N streams of a combination started together (sshbench.measure.parallel), merged into one trial
+(sshbench.measure.streams). Real OpenSSH on loopback for the run, the failing stream and Ctrl-C; the figures
 and the refusals without a server."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import communicate_or_dump, pid_alive, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
-from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
-from sshbench.plan import ScheduledTrial
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.plan import ScheduledTrial
+from sshbench.measure.streams import common_data_phase, merge, summarise_streams
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
 from sshbench.settings import RunSettings, parse_parallel
 from sshbench.store.record_json import trial_from_json
-from sshbench.streams import common_data_phase, merge, summarise_streams
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
 from sshbench.units import MIB
@@ -92,8 +92,8 @@ class _SecondStreamFails(PipeTool):
 
 
 def test_a_failing_stream_invalidates_the_trial_and_is_named(tmp_path):
-    from sshbench.parallel import run_parallel_trial
-    from sshbench.trial_files import TrialPaths
+    from sshbench.measure.parallel import run_parallel_trial
+    from sshbench.measure.trial_files import TrialPaths
 
     cleanup = Cleanup()
     try:
@@ -245,7 +245,7 @@ def test_the_start_gate_holds_every_stream_until_all_have_arrived(tmp_path):
     before the release, a stream that ended without arriving is not waited for, a late one is not stuck."""
     import subprocess
 
-    from sshbench.start_gate import StartGate
+    from sshbench.measure.start_gate import StartGate
     from sshbench.tools.remote_report import gate_script
 
     gate = StartGate(tmp_path / "gate", 3)
@@ -273,7 +273,7 @@ def test_the_start_gate_holds_every_stream_until_all_have_arrived(tmp_path):
 
 
 def test_the_machines_busy_cores_come_from_proc_stat():
-    from sshbench.environment import busy_cores, cpu_ticks
+    from sshbench.host.environment import busy_cores, cpu_ticks
 
     # /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice
     before = cpu_ticks("cpu  100 0 50 800 10 5 5 30 0 0\ncpu0 50 0 25 400 5 2 3 15 0 0\n")

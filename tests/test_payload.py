@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import zlib
 
-from sshbench import payload
-from sshbench.payload import MIB, PayloadStore
+from sshbench.measure import payload
+from sshbench.measure.payload import MIB, PayloadStore
 
 
 def test_random_payloads_have_exact_sizes_and_share_prefixes(tmp_path):

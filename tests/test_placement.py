@@ -1,11 +1,11 @@
-"""--pin: where the client and the private server run (sshbench.placement)."""
+"""--pin: where the client and the private server run (sshbench.host.placement)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sshbench import placement
-from sshbench.placement import Placement
+from sshbench.host import placement
+from sshbench.host.placement import Placement
 from sshbench.settings import TargetSpec
 from sshbench.targets import make_target
 from sshbench.targets.local import LocalServer
@@ -53,7 +53,7 @@ def test_a_started_server_and_its_client_run_on_their_own_cpus() -> None:
     """Real sshd: its sessions inherit the server's CPUs, a client started with client_prefix() the client's."""
     import subprocess
 
-    from sshbench.cleanup import Cleanup
+    from sshbench.host.cleanup import Cleanup
 
     target = make_target(TargetSpec())
     assert isinstance(target, LocalServer)

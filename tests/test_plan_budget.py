@@ -1,5 +1,5 @@
 """The schedule's budget arithmetic: one calibration probe per cipher group, and the minimum rounds'
-data phase fitted to what is left of --budget (pure functions of sshbench.plan)."""
+data phase fitted to what is left of --budget (pure functions of sshbench.measure.plan)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.plan import calibration_groups, fitted_data_phase, schedule
+from sshbench.measure.plan import calibration_groups, fitted_data_phase, schedule
 from sshbench.results import IMPLICIT_MAC, Combination
 
 GCM = "aes128-gcm@openssh.com"

@@ -1,4 +1,4 @@
-"""The progress sampler (sshbench.progress) on real sockets: a client that reaches its network namespace
+"""The progress sampler (sshbench.measure.progress) on real sockets: a client that reaches its network namespace
 only after the sampler started, as `ip netns exec` does behind an emulated link. Root only."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import wait_for_line
-from sshbench.progress import Sampler
+from sshbench.measure.progress import Sampler
 
 pytestmark = [
     pytest.mark.e2e,

@@ -1,4 +1,4 @@
-"""Rekeys (sshbench.rekey, sshbench.rekey_probe): the rules, the stall estimator on constructed readings, what a
+"""Rekeys (sshbench.measure.rekey, sshbench.measure.rekey_probe): the rules, the stall estimator on constructed readings, what a
 trial's MiB/s then counts, and the report's and compare's lines (pure). The probe itself runs in
 tests/test_run_private.py::test_chacha20_rates_count_the_default_kexs_rekeys."""
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA
-from sshbench import rekey
-from sshbench.compare import clock_lines, compare_runs
+from sshbench.answers.compare import clock_lines, compare_runs
+from sshbench.measure import rekey
+from sshbench.model.summary import summarise_transfers
+from sshbench.openssh.sshlog import parse_ssh_log
 from sshbench.report.notes import clock_notes
 from sshbench.results import IMPLICIT_MAC, STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
-from sshbench.sshlog import parse_ssh_log
-from sshbench.summary import summarise_transfers
 from sshbench.units import GIB, MIB
 
 CHACHA = Combination("chacha20-poly1305@openssh.com", IMPLICIT_MAC, "sntrup761x25519-sha512")
@@ -153,7 +153,7 @@ def test_ssh_v_counts_the_rekeys_of_a_recorded_connection():
 
 def test_the_stall_is_kept_a_day_per_machine_versions_target_kex_and_link(tmp_path):
     from fakes import FakeRemote
-    from sshbench.rekey_probe import CACHE_MAX_AGE_S, StallCache, cache_key
+    from sshbench.measure.rekey_probe import CACHE_MAX_AGE_S, StallCache, cache_key
 
     cache = StallCache(tmp_path / "rekey-stalls.json")
     target = FakeRemote()

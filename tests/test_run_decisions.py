@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from conftest import run_cli
-from sshbench.calibration import SHORTEST_FIT_S
-from sshbench.plan import schedule
+from sshbench.measure.calibration import SHORTEST_FIT_S
+from sshbench.measure.plan import schedule
 from sshbench.report import table
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
 from sshbench.store.document import to_document
@@ -169,8 +169,8 @@ def test_a_run_stored_before_the_new_settings_loads_and_renders():
 
 def test_a_resumed_run_keeps_its_runs_decision_to_leave_the_experiment_out():
     """The fit is not made again on --resume: the notice stored with the stopped run carries the decision."""
+    from sshbench.measure.runner import WHY_NO_ROOM_NOTICE, Runner
     from sshbench.results import RunResult
-    from sshbench.runner import WHY_NO_ROOM_NOTICE, Runner
     from sshbench.settings import RunSettings
 
     stopped = RunResult(settings=RunSettings(), notices=["ciphers: ...", WHY_NO_ROOM_NOTICE])

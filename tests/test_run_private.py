@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, sshbench_temp_dirs
-from sshbench import summary
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.runner import Runner
+from sshbench.measure.trial import run_trial
+from sshbench.model import summary
 from sshbench.results import Combination
-from sshbench.runner import Runner
 from sshbench.settings import RunSettings
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
-from sshbench.trial import run_trial
 from sshbench.units import MIB
 
 CIPHERS = "aes128-ctr,aes128-gcm@openssh.com"
@@ -185,7 +185,7 @@ def test_sessions_of_our_sshd_skip_the_users_bashrc_and_find_our_path(tmp_path):
     import pwd
     import subprocess
 
-    from sshbench import sshd_options
+    from sshbench.openssh import sshd_options
 
     (tmp_path / ".bashrc").write_text(f"echo read >> {tmp_path}/bashrc-was-read\n")
     shell = pwd.getpwuid(os.getuid()).pw_shell
@@ -211,7 +211,7 @@ def test_sessions_of_our_sshd_skip_the_users_bashrc_and_find_our_path(tmp_path):
 
 
 def test_chacha20_rates_count_the_default_kexs_rekeys(tmp_path, monkeypatch):
-    """OpenSSH rekeys chacha20-poly1305 every 1 GiB; the run's probe (sshbench.rekey_probe: `-o RekeyLimit`, 4
+    """OpenSSH rekeys chacha20-poly1305 every 1 GiB; the run's probe (sshbench.measure.rekey_probe: `-o RekeyLimit`, 4
     rekeys) measures what one stalls per kex, and the trials' MiB/s count it. On the development VM: 92-144 ms with
     sntrup761x25519-sha512, 6-15 ms with curve25519-sha256 (docs/clock.md, "Rekeys"). AES rekeys every 64 GiB: not
     probed, not charged."""

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from sshbench import clock
-from sshbench.plan import SETUP_KEX, handshake_combinations, setup_kex
+from sshbench.measure import clock
+from sshbench.measure.plan import SETUP_KEX, handshake_combinations, setup_kex
+from sshbench.model.summary import summarise_transfers
 from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, Trial, TrialKind
-from sshbench.summary import summarise_transfers
 from sshbench.units import MIB
 
 SNTRUP = "sntrup761x25519-sha512@openssh.com"
@@ -78,7 +78,7 @@ def test_a_trial_set_up_with_another_kex_is_charged_the_rows_rekeys_even_where_i
 
 def test_the_rekey_charge_is_the_rows_kexs_stall_for_a_trial_set_up_with_another():
     from fakes import FakeTarget
-    from sshbench.rekey_probe import RekeyCosts, key_of
+    from sshbench.measure.rekey_probe import RekeyCosts, key_of
 
     costs = RekeyCosts(stalls={key_of(CHACHA): 0.1})
     fixed = Trial(CHACHA, TrialKind.TRANSFER, 0, False, 2 << 30, 0.0, rekeys=2, rekey_stall_s=0.01)
@@ -91,7 +91,7 @@ def test_the_rekey_charge_is_the_rows_kexs_stall_for_a_trial_set_up_with_another
 
 def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transfers_used():
     from fakes import constructed_run
-    from sshbench import summary
+    from sshbench.model import summary
     from sshbench.report import ranked
     from sshbench.report.table import handshake_lines, handshake_table
 
@@ -129,9 +129,9 @@ def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_si
     from types import SimpleNamespace
 
     from fakes import FakeTarget
-    from sshbench import executors
-    from sshbench import runner as runner_module
-    from sshbench.plan import ScheduledTrial, target_key
+    from sshbench.measure import executors
+    from sshbench.measure import runner as runner_module
+    from sshbench.measure.plan import ScheduledTrial, target_key
     from sshbench.settings import RunSettings
     from sshbench.tools.base import TrialFiles
 
@@ -147,7 +147,9 @@ def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_si
         calls.append(kwargs)
         return Trial(kwargs["combo"], kwargs["kind"], kwargs["repetition"], False, 0, 0.0, exit_status=0, valid=True)
 
-    monkeypatch.setattr(executors, "run_trial", fake_run_trial)  # the single-connection executor (sshbench.executors)
+    monkeypatch.setattr(
+        executors, "run_trial", fake_run_trial
+    )  # the single-connection executor (sshbench.measure.executors)
     handshake = replace(GCM, cipher="aes256-gcm@openssh.com", kex=SETUP_KEX)  # not among the sizes
     sizes = {GCM: 64 * MIB}
     trial = run._one(target, ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), sizes, None, None)  # type: ignore[arg-type]

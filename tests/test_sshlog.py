@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA
-from sshbench.sshlog import (
+from sshbench.openssh.sshlog import (
     client_version_banner,
     explain_failure,
     parse_negotiated,
@@ -142,7 +142,7 @@ def test_parsers_never_crash_on_near_miss_text(text):
 
 
 def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_them():
-    from sshbench.clock import reader_data_phase
+    from sshbench.measure.clock import reader_data_phase
 
     out = (
         "3000000 bytes (3.0 MB, 2.9 MiB) copied, 0.5 s, 6 MB/s\n"
@@ -163,7 +163,7 @@ def test_server_report_reads_the_kernels_byte_counts_and_the_clock_is_scaled_by_
 
 
 def test_download_clock_runs_until_the_client_has_the_tail():
-    from sshbench import clock
+    from sshbench.measure import clock
     from sshbench.results import Combination, Trial
 
     # dd stopped after 0.5 s; ss read bytes_acked 5 ms later: 60 MiB of the 64 acked (plus the handshake).

@@ -1,4 +1,4 @@
-"""sshbench.statistics, intervals and outliers against simulated runs with a known truth, plus properties and edge cases.
+"""sshbench.model.statistics, intervals and outliers against simulated runs with a known truth, plus properties and edge cases.
 
 `python tests/test_statistics.py` prints the coverage figures quoted in docs/statistics.md.
 """
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.intervals import (
+from sshbench.model.intervals import (
     PAIRED_LOG_T,
     UNPAIRED_MEDIANS,
     RatioEstimate,
@@ -25,8 +25,8 @@ from sshbench.intervals import (
     t_critical,
     welch_log_ratio_ci,
 )
-from sshbench.outliers import modified_z_outliers, slow_first_trial
-from sshbench.statistics import (
+from sshbench.model.outliers import modified_z_outliers, slow_first_trial
+from sshbench.model.statistics import (
     combinations_needing_rounds,
     compare_pair,
     first_group_contested,
@@ -387,8 +387,8 @@ def test_a_group_does_not_chain_undecided_neighbours_past_its_first_row() -> Non
 
 
 def test_why_undecided_names_the_reason_its_own_figures_give() -> None:
-    from sshbench.intervals import RatioEstimate
-    from sshbench.statistics import why_undecided
+    from sshbench.model.intervals import RatioEstimate
+    from sshbench.model.statistics import why_undecided
 
     # two rounds: the unpaired fallback covers too little, whatever the ratio (issue 24: 1.23 (1.16-1.30)
     # had been blamed on the tie margin)

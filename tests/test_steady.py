@@ -7,20 +7,20 @@ import os
 
 import pytest
 
-from sshbench import clock, steady
-from sshbench.calibration import FIT_FLOOR_S, adaptive_round, link_probe_size, steady_window_cap
-from sshbench.cleanup import Cleanup
-from sshbench.clock import apply_steady, cross_check
+from sshbench.host.cleanup import Cleanup
 from sshbench.links import LINKS
-from sshbench.payload import PayloadStore
+from sshbench.measure import clock, steady
+from sshbench.measure.calibration import FIT_FLOOR_S, adaptive_round, link_probe_size, steady_window_cap
+from sshbench.measure.clock import apply_steady, cross_check
+from sshbench.measure.payload import PayloadStore
+from sshbench.measure.steady import estimate
+from sshbench.measure.trial import run_trial
+from sshbench.model.summary import summarise_transfers
+from sshbench.model.summary_figures import client_cpu_per_gib
 from sshbench.results import IMPLICIT_MAC, NO_STEADY_PART, STEADY_STATE, Combination, Trial
 from sshbench.settings import RunSettings
-from sshbench.steady import estimate
-from sshbench.summary import summarise_transfers
-from sshbench.summary_figures import client_cpu_per_gib
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool
-from sshbench.trial import run_trial
 from sshbench.units import MIB
 
 COMBO = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
@@ -187,7 +187,7 @@ def test_a_real_short_transfer_is_sampled_and_labelled_too_short(tmp_path):
 
 
 def test_calibration_sizes_a_short_probe_from_its_late_rate_and_grows_short_trials():
-    from sshbench.calibration import Calibration, grow_if_too_short
+    from sshbench.measure.calibration import Calibration, grow_if_too_short
     from sshbench.settings import RunSettings
 
     times, counts, payload = recorded_shape(500, 0.05)
@@ -220,8 +220,8 @@ def test_a_trial_that_grows_grows_its_groups_members_not_yet_measured():
     """--full sizes a cipher's 16 MACs from one probe: the first of them too short grows the others not yet run."""
     from dataclasses import replace
 
-    from sshbench.calibration import grow_if_too_short, share_growth
-    from sshbench.plan import calibration_groups
+    from sshbench.measure.calibration import grow_if_too_short, share_growth
+    from sshbench.measure.plan import calibration_groups
     from sshbench.settings import RunSettings
 
     ctr = [
@@ -248,8 +248,8 @@ def test_a_measured_steady_rate_shrinks_its_groups_members_not_yet_measured_with
     needed: the first of them measured shrinks the others not yet run, to what 1.6x its rate needs."""
     from dataclasses import replace
 
-    from sshbench.calibration import share_shrink
-    from sshbench.plan import calibration_groups
+    from sshbench.measure.calibration import share_shrink
+    from sshbench.measure.plan import calibration_groups
     from sshbench.settings import RunSettings
 
     ctr = [replace(COMBO, cipher="aes192-ctr", mac=mac) for mac in ("hmac-sha2-512", "umac-64-etm@openssh.com", "x")]
@@ -276,7 +276,7 @@ def test_a_measured_steady_rate_shrinks_its_groups_members_not_yet_measured_with
 
 
 def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
-    from sshbench.compare import clock_lines, compare_runs
+    from sshbench.answers.compare import clock_lines, compare_runs
     from sshbench.report.notes import clock_notes
     from sshbench.results import RunResult
     from sshbench.settings import RunSettings
@@ -310,7 +310,7 @@ def test_an_earlier_clock_run_is_marked_and_compare_says_the_clocks_differ():
 
 
 def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_trials_size():
-    from sshbench.calibration import Calibration
+    from sshbench.measure.calibration import Calibration
     from sshbench.settings import RunSettings
 
     probe = _trial(0, 200, "server-reader", NO_STEADY_PART)  # 16 MiB in 0.08 s: no late rate either
@@ -323,7 +323,7 @@ def test_a_probe_too_short_to_sample_is_probed_again_four_times_bigger_not_at_a_
 
 
 def test_measured_trials_shrink_their_combination_to_what_the_median_of_their_steady_rates_needs():
-    from sshbench.calibration import follow_measured_rates
+    from sshbench.measure.calibration import follow_measured_rates
     from sshbench.settings import RunSettings
 
     settings = RunSettings(seconds=round(0.5 - steady.OMIT_S, 3))  # a data phase of 0.5 s, the omit included
@@ -362,7 +362,7 @@ def test_a_fast_16_mib_probe_probes_again_with_64_mib_whose_late_rate_sizes_scal
     """A 16 MiB probe is all start-up (~230 MiB/s for every cipher): a fast one probes again with 64 MiB, whose
     late rate sizes the trials, scaled up the shorter its data phase (ramp_probe_headroom: still in the ramp); a
     slow one (3DES, ~28 MiB/s) already timed its cipher and sizes at once."""
-    from sshbench.calibration import RAMP_PROBE_SIZE, Calibration, ramp_probe_headroom
+    from sshbench.measure.calibration import RAMP_PROBE_SIZE, Calibration, ramp_probe_headroom
     from sshbench.settings import RunSettings
 
     settings = RunSettings(seconds=0.25)
@@ -390,8 +390,8 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
     """--runs auto fits the data phase for PLANNED_AUTO_ROUNDS rounds (the minimum 3 are in the plan): shorter
     phases leave room for the rounds past the third, which decide the close pairs. The --why reserve is sized
     for its own trials (WHY_SECONDS), not for the run's."""
-    from sshbench.calibration import FIT_FLOOR_S, PLANNED_AUTO_ROUNDS, SHORTEST_FIT_S, Calibration, Reserve
-    from sshbench.plan import schedule
+    from sshbench.measure.calibration import FIT_FLOOR_S, PLANNED_AUTO_ROUNDS, SHORTEST_FIT_S, Calibration, Reserve
+    from sshbench.measure.plan import schedule
     from sshbench.settings import RunSettings
 
     def fit(time_left_s: float, reserve: Reserve | None = None) -> tuple[float, str | None]:
@@ -426,8 +426,8 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
 def test_the_minimum_rounds_and_the_why_reserve_fit_at_the_floor_or_the_experiment_is_left_out():
     """calibration.minimum_rounds_fit: the runner leaves the default --why experiment out (`--why auto`) where the
     3 minimum rounds and its reserve do not fit --budget at FIT_FLOOR_S: --full's 345 trials overran by its ~14 s."""
-    from sshbench.calibration import Calibration, Reserve
-    from sshbench.plan import schedule
+    from sshbench.measure.calibration import Calibration, Reserve
+    from sshbench.measure.plan import schedule
     from sshbench.settings import RunSettings
 
     settings = RunSettings(seconds=1.0, runs=3, adaptive=True, fit_seconds=True)
@@ -446,8 +446,8 @@ def test_the_minimum_rounds_and_the_why_reserve_fit_at_the_floor_or_the_experime
 
 
 def test_a_cipher_with_a_fast_crypto_ceiling_probes_with_64_mib_at_once():
-    from sshbench.calibration import FAST_CEILING_MIB_S, RAMP_PROBE_SIZE, first_probe_size
-    from sshbench.payload import PROBE_SIZE
+    from sshbench.measure.calibration import FAST_CEILING_MIB_S, RAMP_PROBE_SIZE, first_probe_size
+    from sshbench.measure.payload import PROBE_SIZE
 
     assert first_probe_size(9060.0, 1 << 30) == RAMP_PROBE_SIZE  # aes128-ctr here
     assert first_probe_size(FAST_CEILING_MIB_S - 1, 1 << 30) == PROBE_SIZE
@@ -549,7 +549,7 @@ def test_an_adaptive_round_narrows_to_the_answers_rows_only_where_a_whole_round_
 
 
 def test_the_why_reserves_spare_is_what_its_long_end_holds_over_the_typical_stretch():
-    from sshbench.calibration import WHY_TYPICAL_STRETCH, Reserve
+    from sshbench.measure.calibration import WHY_TYPICAL_STRETCH, Reserve
 
     reserve = Reserve(trials=10, data_s_each=0.55, stretch=2.0)
     no_trials: list = []  # nothing measured: overhead 1.0 s, start-up DEFAULT_STARTUP_S (0.1 s)
@@ -560,7 +560,7 @@ def test_the_why_reserves_spare_is_what_its_long_end_holds_over_the_typical_stre
 
 
 def test_the_cost_models_set_up_leaves_the_start_up_to_its_own_figure_and_a_negative_start_up_counts_as_none():
-    from sshbench.calibration import DEFAULT_STARTUP_S, setup_overheads, startup_loss_s
+    from sshbench.measure.calibration import DEFAULT_STARTUP_S, setup_overheads, startup_loss_s
 
     steady_trial = _trial(0, 500, STEADY_STATE)  # 100 MiB: data_s 0.2 s on the steady clock
     steady_trial.whole_data_s, steady_trial.wall_s = 0.3, 0.45  # 0.1 s of start-up, 0.15 s of set-up
@@ -580,7 +580,7 @@ def test_the_minimum_rounds_are_paced_by_the_round_before_when_they_would_overru
     predicted from the round before (its wall time, each payload's bytes at its steady rate) and shrunk to fit."""
     from dataclasses import replace
 
-    from sshbench.calibration import SHORTEST_FIT_S, paced_data_phase
+    from sshbench.measure.calibration import SHORTEST_FIT_S, paced_data_phase
 
     combos = [replace(COMBO, cipher=f"c{i}") for i in range(4)]
     settings = RunSettings(seconds=0.5)

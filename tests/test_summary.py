@@ -2,12 +2,12 @@
 
 import pytest
 
-from sshbench.handshake_summary import summarise_handshakes
-from sshbench.payload import LADDER, MIN_SIZE, needs_bigger_probe, size_for_rate
-from sshbench.plan import build_matrix, handshake_combinations, schedule
+from sshbench.measure.payload import LADDER, MIN_SIZE, needs_bigger_probe, size_for_rate
+from sshbench.measure.plan import build_matrix, handshake_combinations, schedule
+from sshbench.model.handshake_summary import summarise_handshakes
+from sshbench.model.summary import summarise_transfers
+from sshbench.model.summary_figures import quartiles
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
-from sshbench.summary import summarise_transfers
-from sshbench.summary_figures import quartiles
 from sshbench.units import GIB, MIB
 
 
@@ -162,7 +162,7 @@ def test_old_trials_without_rounds_still_summarise():
 def test_a_steady_warm_up_does_not_hide_a_measured_trial_too_short_for_a_steady_part():
     """crossover at 20 Mbit/s (a fixed 4 MiB text payload): the zlib warm-up had a steady part, its one
     measured trial did not, and the point read "-": that trial counts, on the earlier clock."""
-    from sshbench.rate_clock import counted
+    from sshbench.model.rate_clock import counted
     from sshbench.results import NO_STEADY_PART, STEADY_STATE
 
     warm = _trial(FAST, 10.6, warmup=True, size=4 * MIB)

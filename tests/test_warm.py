@@ -1,4 +1,4 @@
-"""Warm sessions (sshbench.warm; `run` unless --no-warm): bursts in one kept connection per row, on a real sshd."""
+"""Warm sessions (sshbench.measure.warm; `run` unless --no-warm): bursts in one kept connection per row, on a real sshd."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import pids_whose_cmdline_has, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.trial import RunningProcess, algorithm_options
+from sshbench.measure.warm import READER, WarmSession, WarmSessions
 from sshbench.results import IMPLICIT_MAC, STEADY_STATE, Combination, Trial, TrialKind
 from sshbench.targets import PrivateOpenSSH
-from sshbench.trial import RunningProcess, algorithm_options
 from sshbench.units import MIB
-from sshbench.warm import READER, WarmSession, WarmSessions
 
 # runs alone (`make test`): bursts against fresh trials' rates, and it counts every session's reader on the machine
 pytestmark = pytest.mark.timed
@@ -172,7 +172,7 @@ def test_run_times_the_rounds_after_the_first_as_bursts_and_leaves_nothing(tmp_p
 
 
 def test_compare_says_when_one_run_timed_bursts_and_the_other_a_connection_per_trial():
-    from sshbench.compare import clock_lines, compare_runs
+    from sshbench.answers.compare import clock_lines, compare_runs
     from sshbench.results import RunResult
     from sshbench.settings import RunSettings
 

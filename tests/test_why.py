@@ -100,7 +100,7 @@ def test_no_limit_on_a_long_round_trip_is_the_window_with_its_figure():
 
 
 def test_without_an_experiment_the_verdict_says_it_is_inferred():
-    from sshbench.answer_block import Answer
+    from sshbench.answers.answer_block import Answer
 
     inferred = Answer(fastest=[], tie_margin=0.03, bound_by="shared-cpu", bound_by_evidence="ssh 0.85 + sshd 0.76")
     assert "  limited by: CPU - ssh and sshd share this machine's cores (inferred from utilisation)" in inferred.lines()
@@ -242,7 +242,7 @@ def test_a_hard_throttled_disk_sink_is_the_limit():
 def test_a_ciphers_line_not_led_by_the_headlines_cipher_says_why():
     """A group the run could not order keeps your ssh's own order on the Ciphers line (security.policy.build): a
     noisy --full named aes128-gcm fastest and led the line with aes128-ctr. Said only then."""
-    from sshbench.answer_block import Answer, Pick
+    from sshbench.answers.answer_block import Answer, Pick
 
     def pick(cipher: str, mac: str = "implicit") -> Pick:
         return Pick(cipher, mac, "sntrup761x25519-sha512@openssh.com", 800.0, None, "1", 1.0, None)

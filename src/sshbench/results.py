@@ -27,7 +27,7 @@ def short_name(label: str) -> str:
     return label.replace(OPENSSH_SUFFIX, "")
 
 
-# Trial.data_clock of a rate over the steady part of the transfer (sshbench.steady), start-up left out.
+# Trial.data_clock of a rate over the steady part of the transfer (sshbench.measure.steady), start-up left out.
 STEADY_STATE = "steady-state"
 # Trial.steady_note of a transfer that ended before a steady part could be timed: it has no headline rate.
 NO_STEADY_PART = "too short: no steady part"
@@ -37,7 +37,7 @@ class TrialKind(StrEnum):
     """What one trial measures. A StrEnum: its value is what the JSON document and the store hold."""
 
     TRANSFER = "transfer"  # one ssh connection moving a payload
-    HANDSHAKE = "handshake"  # the same connection moving nothing: its set-up (sshbench.trial)
+    HANDSHAKE = "handshake"  # the same connection moving nothing: its set-up (sshbench.measure.trial)
     RAW_TCP = "raw-tcp"  # the raw TCP control: the path without ssh (sshbench.baselines.raw_tcp)
 
 
@@ -61,9 +61,9 @@ class Combination:
     client: str = "openssh"  # the client implementation: never mixed silently in one ranking
     link: str = "loopback"  # the emulated link profile (sshbench.links)
     # -P N: N connections of this combination started together, each moving 1/N of the payload
-    # (sshbench.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
+    # (sshbench.measure.parallel); a split tool moves N byte ranges of one file itself. Runs stored before it: 1.
     streams: int = 1
-    # A build sweep (--ssh A,B / --sshd A,B; sshbench.builds): the version label of the client / server build
+    # A build sweep (--ssh A,B / --sshd A,B; sshbench.openssh.builds): the version label of the client / server build
     # this combination ran with, "" when that side is not swept (runs stored before it too).
     ssh_build: str = ""
     sshd_build: str = ""
@@ -99,7 +99,7 @@ class Combination:
             value = getattr(self, name)
             if name == "compression":
                 value = "zlib" if value != NO_COMPRESSION else "no-comp"
-            elif name == "streams":  # -P N (sshbench.parallel)
+            elif name == "streams":  # -P N (sshbench.measure.parallel)
                 value = f"-P {value}"
             values.append(str(value))
         return "/".join(values)
@@ -212,15 +212,15 @@ class Trial:
     # (docs/clock.md; JSON schema 2) it is the payload over the steady-state rate, start-up left out.
     data_s: float | None = None
     data_clock: str | None = None  # "steady-state", "server-reader" or "wall-minus-handshake"
-    # The steady-state clock (sshbench.steady): the data phase the earlier clock measured (start-up
+    # The steady-state clock (sshbench.measure.steady): the data phase the earlier clock measured (start-up
     # included) and that clock's name; the steady window's length; why there is no steady rate.
     whole_data_s: float | None = None
     whole_data_clock: str | None = None
     steady_window_s: float | None = None
     steady_note: str | None = None  # "too short: no steady part", "no progress samples"
-    # Too short: the rate over the second half of its data phase (sshbench.steady), what calibration sizes from
+    # Too short: the rate over the second half of its data phase (sshbench.measure.steady), what calibration sizes from
     late_mib_s: float | None = None
-    # The client's CPU over the steady window alone (sshbench.progress: its processes' on-CPU time, sampled with
+    # The client's CPU over the steady window alone (sshbench.measure.progress: its processes' on-CPU time, sampled with
     # the byte counters): per GiB of that window it is the client's cost without the connection's set-up.
     client_steady_cpu_s: float | None = None
     # The server-side reader's own elapsed time (pipe tool), unscaled: the window server_cpu_s and
@@ -249,7 +249,7 @@ class Trial:
     # clock stops as the last byte enters sshd, up to a channel window (2 MiB) early; data_s is the
     # reader's time scaled by total / (total - this) (clock.download_tail_bytes)
     tcp_bytes_unacked_at_clock_end: int | None = None
-    # -P N (sshbench.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
+    # -P N (sshbench.measure.parallel): one entry per stream (its bytes, data phase, rate, CPU, validity); the
     # trial's own figures are the aggregate (sums; the data phase from first start to last end). None: one stream.
     per_stream: list[dict] | None = None
     # -P N: how many of this machine's cores were busy (every process, ours and others') while the streams
@@ -257,19 +257,19 @@ class Trial:
     machine_busy_cores: float | None = None
     # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
     reader_ended_at: float | None = field(default=None, repr=False)
-    # Rekeys (sshbench.rekey; docs/clock.md "Rekeys"): how many this connection's `ssh -v` logged; the data between
+    # Rekeys (sshbench.measure.rekey; docs/clock.md "Rekeys"): how many this connection's `ssh -v` logged; the data between
     # two rekeys of a long transfer with this combination; the run's measured stall per rekey (its probe). With the
     # last two set, mib_s counts the rekeys this payload would meet in a long transfer (rekey_s). None: runs stored
     # before it, or a combination whose rekeys were not measured or do not matter (every 16 GiB or more).
     rekeys: int | None = None
     rekey_every_bytes: int | None = None
     rekey_stall_s: float | None = None
-    # The kex this transfer's connection was set up with where it is not the row's own (sshbench.plan.setup_kex):
+    # The kex this transfer's connection was set up with where it is not the row's own (sshbench.measure.plan.setup_kex):
     # with no --kex, a transfer row's kex is what the user's ssh would negotiate, which sets only the set-up's
     # length (sntrup761x25519-sha512 ~0.23 s here, curve25519-sha256 ~0.14) and the rekeys (charged from a probe
     # with the row's own kex): the data phase does not depend on it. None: the row's own kex (and older runs).
     setup_kex: str | None = None
-    # A burst in a warm session (sshbench.warm; `run` unless --no-warm): its place in its combination's one connection (0: the
+    # A burst in a warm session (sshbench.measure.warm; `run` unless --no-warm): its place in its combination's one connection (0: the
     # first that counts), timed by the same clock over the same stretch. None: a connection of its own (and older runs).
     warm_burst: int | None = None
 
@@ -383,7 +383,7 @@ class RunResult:
     run_id: int | None = None  # its id in the results store (sshbench.store), once recorded there
     baselines: dict = field(default_factory=dict)  # raw TCP, crypto ceiling, disk (sshbench.baselines)
 
-    # Derived figures (sshbench.summary.summaries(), baselines analysis), computed once per state of the
+    # Derived figures (sshbench.model.summary.summaries(), baselines analysis), computed once per state of the
     # trials: reports ask for them from many places.
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from sshbench import builds
 from sshbench.compression import NO_COMPRESSION, ZLIB
 from sshbench.errors import UsageError
 from sshbench.links import LinkProfile, parse_links
-from sshbench.payload import MIN_SIZE, PAYLOAD_KINDS
-from sshbench.statistics import DEFAULT_TIE_MARGIN
+from sshbench.measure.payload import MIN_SIZE, PAYLOAD_KINDS
+from sshbench.model.statistics import DEFAULT_TIE_MARGIN
+from sshbench.openssh import builds
 from sshbench.units import GIB, format_size
 
 DEFAULT_TIE = DEFAULT_TIE_MARGIN
@@ -48,7 +48,7 @@ class TargetSpec:
     server_cpu: float | None = None  # --server-cpu, in cores
     dropbear_window: int | None = None
     raw_tcp_port: int | None = None  # a HOST's raw TCP control port (None: any free one)
-    pin: bool = True  # --pin: a private server's client and daemon on CPUs of their own (sshbench.placement)
+    pin: bool = True  # --pin: a private server's client and daemon on CPUs of their own (sshbench.host.placement)
     most_streams: int = 1  # -P: the most connections of one trial, which a placement must leave CPUs for
 
     @property
@@ -134,7 +134,7 @@ class RunSettings:
     server: str = "openssh"  # comma list of private server implementations (sshbench.targets.SERVERS)
     link: str = "loopback"  # comma list of link profiles (sshbench.links)
     trial_timeout_s: float = 300.0
-    ssh: str = "ssh"  # comma list of client builds (--ssh): several are an axis (sshbench.builds)
+    ssh: str = "ssh"  # comma list of client builds (--ssh): several are an axis (sshbench.openssh.builds)
     sshd: str | None = None  # comma list of sshd builds (--sshd)
     ssh_config: str | None = None
     no_aesni: bool = False  # mask AES-NI for ssh and the private sshd (sshbench.baselines.aesni)
@@ -146,7 +146,7 @@ class RunSettings:
     seed: int | None = None  # order within a round is shuffled with this (None: chosen when the run starts)
     adaptive: bool = False  # --runs auto: `runs` measured rounds first, then rounds for undecided pairs
     budget_s: float = DEFAULT_BUDGET_S  # --runs auto: stop adding rounds when the trials have taken this long
-    parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.parallel); runs before it: 1
+    parallel: str = "1"  # -P/--parallel: comma list of stream counts (sshbench.measure.parallel); runs before it: 1
     # The client's default combination measured beside the selection (the conclusion's "your ssh's
     # default"); `sshbench crossover` compares compression on and off only, and leaves it out.
     default_reference: bool = True
@@ -159,10 +159,10 @@ class RunSettings:
     # none), "fastest", "all" or "off"; `why_rounds` paired rounds per experiment. Runs stored before: "auto".
     why: str = "auto"
     why_rounds: int = 4
-    # --pin / --no-pin (sshbench.placement): the private server's client and daemon on separate CPUs. Runs
+    # --pin / --no-pin (sshbench.host.placement): the private server's client and daemon on separate CPUs. Runs
     # stored before it load with True though nothing was pinned: a run's target records the placement it used.
     pin: bool = True
-    # Warm sessions (sshbench.warm; `run` turns them on, --no-warm off): after each row's first measured round, its
+    # Warm sessions (sshbench.measure.warm; `run` turns them on, --no-warm off): after each row's first measured round, its
     # transfers are bursts in one connection of its own kept open across the rounds, where that fits (pipe uploads,
     # one stream, no compression, a private OpenSSH server on loopback, sizes sshbench chose). Runs stored before
     # it load with False, as they ran; other commands that build settings (crossover) keep a connection per trial.

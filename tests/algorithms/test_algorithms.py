@@ -11,8 +11,8 @@ from sshbench.algorithms import (
     would_negotiate,
 )
 from sshbench.errors import UsageError
+from sshbench.measure.trial import check_negotiated
 from sshbench.results import Combination, Negotiated
-from sshbench.trial import check_negotiated
 
 CLIENT = ClientAlgorithms(
     ciphers=["3des-cbc", "aes128-ctr", "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"],

@@ -82,8 +82,8 @@ def test_raw_crypto_rows_for_legacy_primitives():
 
 def test_each_implementation_pair_is_its_own_ranking():
     """Pure: an AsyncSSH row is never 'x fastest' of an OpenSSH row, and pairs are not interleaved."""
+    from sshbench.model.summary import summarise_transfers
     from sshbench.results import Combination, Trial
-    from sshbench.summary import summarise_transfers
 
     def trial(cipher: str, client: str, server: str, mib_s: float) -> Trial:
         t = Trial(

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import run_cli
 from sshbench.baselines import aesni
-from sshbench.environment import cpu_info
 from sshbench.errors import UsageError
+from sshbench.host.environment import cpu_info
 
 pytestmark = pytest.mark.timed  # runs alone (`make test`): a ratio of two ciphers' rates
 

@@ -6,8 +6,8 @@ import pytest
 
 from sshbench.baselines.analysis import machine_busy_cores
 from sshbench.baselines.stream_ceiling import sweeps
+from sshbench.model.summary import summarise_transfers
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
-from sshbench.summary import summarise_transfers
 from sshbench.units import GIB, MIB
 
 GCM = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")

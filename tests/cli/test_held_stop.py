@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from sshbench import cleanup
+from sshbench.host import cleanup
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import zipfile
 import pytest
 
 from conftest import run_cli
+from sshbench.answers.compare import compare_hosts
 from sshbench.cli.main import main
-from sshbench.compare import compare_hosts
 from sshbench.fleet import wheelhouse
 from sshbench.fleet.playbook import parse_line, stage_of
 from sshbench.recommend.fleet import build_fleet

@@ -13,9 +13,9 @@ import pytest
 
 from conftest import run_cli, start_cli, wait_for_line, wait_until
 from sshbench.baselines.raw_tcp import run_raw_tcp_trial
-from sshbench.cleanup import Cleanup
 from sshbench.errors import UsageError
-from sshbench.leftovers import clean_leftovers
+from sshbench.host.cleanup import Cleanup
+from sshbench.host.leftovers import clean_leftovers
 from sshbench.links import LINKS, namespaces, parse_links, profile_named, shaping
 from sshbench.links import path as linkpath
 from sshbench.units import MIB

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
 from sshbench.recommend import audit
 from sshbench.results import Combination, RunResult, Trial
 from sshbench.security import terrapin

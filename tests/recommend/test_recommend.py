@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import sshbench_argv, with_shared_ceilings
-from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
+from sshbench.host.cleanup import Cleanup
 from sshbench.recommend import config as recommend
 from sshbench.results import RunResult
 from sshbench.security.verdicts import Level, algorithm_verdict

@@ -1,11 +1,12 @@
-"""The conclusion block (sshbench/answer.py) on constructed runs: ties share the headline, the default's
+"""The conclusion block (sshbench/answers/answer.py) on constructed runs: ties share the headline, the default's
 ratio and CI are the summaries' own, the undecided line says what to run, and the lines keep the defaults."""
 
 from __future__ import annotations
 
 import pytest
 
-from sshbench import answer, summary
+from sshbench.answers import answer
+from sshbench.model import summary
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.units import MIB

@@ -1,4 +1,4 @@
-"""A run over several conditions (sshbench/condition_answer.py) on constructed runs: each link (or direction) is
+"""A run over several conditions (sshbench/answers/condition_answer.py) on constructed runs: each link (or direction) is
 answered against its own fastest row, a link that sets every row's rate says the algorithms do not matter there,
 and the run's one ranking across links no longer names a WAN row as "slowest"."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from sshbench import answer, condition_answer
+from sshbench.answers import answer, condition_answer
 from sshbench.baselines import raw_tcp
 from sshbench.report import conclusion as report_conclusion
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult, Trial, TrialKind

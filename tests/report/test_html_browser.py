@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sshbench import summary
+from sshbench.model import summary
 from sshbench.report import html
 from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.settings import RunSettings

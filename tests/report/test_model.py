@@ -13,11 +13,11 @@ import pytest
 from rich.console import Console
 
 from fakes import MadeUpRates, run_from_plan
-from sshbench.plan import schedule
+from sshbench.measure.plan import schedule
+from sshbench.model.summary import Summary
 from sshbench.report import cells, compact, markdown, model, table
 from sshbench.report.formats import FORMATS
 from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult
-from sshbench.summary import Summary
 
 BASE = Combination("aes128-gcm@openssh.com", IMPLICIT_MAC, "curve25519-sha256")
 OTHER = Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")

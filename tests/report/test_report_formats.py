@@ -15,7 +15,8 @@ import pytest
 
 from conftest import run_cli, sshbench_argv
 from fakes import constructed_run
-from sshbench import steady, summary
+from sshbench.measure import steady
+from sshbench.model import summary
 from sshbench.report import charts, html
 from sshbench.store import open_store
 
@@ -181,8 +182,8 @@ def test_charts_are_written_as_svg_and_png(stored, tmp_path):
 
 
 def test_links_chart_only_when_the_run_has_links():
+    from sshbench.model.summary import Summary
     from sshbench.results import Combination
-    from sshbench.summary import Summary
 
     def make_summary(combo, median):
         return Summary(

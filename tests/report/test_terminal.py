@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from conftest import with_shared_ceilings
-from sshbench import answer, summary
+from sshbench.answers import answer
 from sshbench.baselines import bottleneck
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
+from sshbench.model import summary
 from sshbench.report.cells import short
 from sshbench.results import IMPLICIT_MAC
 from sshbench.store import open_store

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from sshbench import summary
 from sshbench.errors import RunError
+from sshbench.model import summary
 from sshbench.report import compact, markdown, model, ranked
 from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, RunResult, Trial
 from sshbench.security import policy, report_hooks

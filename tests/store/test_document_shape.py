@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import DATA, run_cli
-from sshbench.steady import OMIT_S
+from sshbench.measure.steady import OMIT_S
 
 
 def _shape(value: object) -> object:

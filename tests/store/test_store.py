@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, start_cli, wait_for_line
-from sshbench import summary
 from sshbench.errors import RunError, UsageError
+from sshbench.model import summary
 from sshbench.results import Combination, Negotiated, RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import default_path, open_store
@@ -233,8 +233,8 @@ def test_unwritable_database_directory_is_one_line(tmp_path):
 
 
 def test_resume_schedule_skips_stored_trials_and_reuses_calibrated_sizes():
-    from sshbench.payload import size_for_rate
-    from sshbench.plan import schedule
+    from sshbench.measure.payload import size_for_rate
+    from sshbench.measure.plan import schedule
     from sshbench.store import resume
 
     a = Combination("aes128-ctr", "hmac-sha2-256", "k")

@@ -17,7 +17,7 @@ from conftest import (
     sshbench_temp_dirs,
 )
 from sshbench.algorithms.asyncssh_caps import asyncssh_algorithms
-from sshbench.sshlog import parse_ssh_log
+from sshbench.openssh.sshlog import parse_ssh_log
 
 ALGS = asyncssh_algorithms()
 LEGACY = ["arcfour", "arcfour256", "blowfish-cbc", "cast128-cbc"]

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from conftest import run_cli
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
 from sshbench.targets import PrivateOpenSSH
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, sshbench_temp_dirs
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.trial import run_trial
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.base import TrialFiles
 from sshbench.tools.pipe import PipeTool
-from sshbench.trial import run_trial
 from sshbench.units import MIB
 
 needs_rsync = pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed (apt-get install rsync)")
@@ -146,8 +146,8 @@ class _CorruptingPipe(PipeTool):
 
 
 def test_corruption_is_caught_by_verify(tmp_path):
+    from sshbench.measure.trial_files import TrialPaths
     from sshbench.settings import RunSettings
-    from sshbench.trial_files import TrialPaths
 
     cleanup = Cleanup()
     try:
@@ -308,8 +308,8 @@ def test_rclone_gets_the_host_key_under_the_address_it_connects_to(tmp_path):
 def test_a_pipe_upload_sends_the_tail_of_a_bigger_payload_file_and_verifies_it(tmp_path):
     """A size smaller than a payload already written is read from an offset of that file (TrialPaths.tail): no
     file of its own, exactly its bytes arrive, and their SHA-256 is that range's."""
+    from sshbench.measure.trial_files import TrialPaths
     from sshbench.settings import RunSettings
-    from sshbench.trial_files import TrialPaths
 
     cleanup = Cleanup()
     try:

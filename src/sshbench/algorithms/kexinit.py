@@ -4,7 +4,7 @@ lists: what every target reads from its login probe."""
 from __future__ import annotations
 
 from sshbench.algorithms.lists import ServerAlgorithms, strip_kex_pseudo
-from sshbench.sshlog import KexInit, parse_local_kexinit, parse_peer_kexinit
+from sshbench.openssh.sshlog import KexInit, parse_local_kexinit, parse_peer_kexinit
 
 # The pseudo-algorithm a client appends to its kex list when it offers strict kex (Terrapin countermeasure).
 CLIENT_STRICT_KEX_MARKER = "kex-strict-c-v00@openssh.com"

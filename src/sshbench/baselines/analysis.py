@@ -10,12 +10,12 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sshbench import summary, summary_figures
 from sshbench.baselines import bottleneck, crypto_ceiling, sensitivity, sink_process, stream_ceiling
 from sshbench.compression import NO_COMPRESSION
-from sshbench.placement import Placement
+from sshbench.host.placement import Placement
+from sshbench.model import summary, summary_figures
+from sshbench.model.summary import Summary, summarise_transfers
 from sshbench.results import Combination, Trial, TrialKind
-from sshbench.summary import Summary, summarise_transfers
 
 
 @dataclass
@@ -130,7 +130,7 @@ def machine_cores_if_shared(result: Any) -> int | None:
 
 
 def server_pinned_cpus(result: Any) -> int | None:
-    """How many CPUs the private server side was pinned to (--pin, sshbench.placement), the client having
+    """How many CPUs the private server side was pinned to (--pin, sshbench.host.placement), the client having
     its own; None when the run did not pin (or was stored before it could)."""
     try:
         placement = Placement.from_json((result.target or {}).get("placement"))
@@ -287,7 +287,7 @@ def document(result: Any) -> dict:
         "aesni_check": baselines.get("aesni_check"),
         "notes": baselines.get("notes") or [],
         "why": baselines.get("why"),  # `run --why`: sensitivities with their CIs (baselines/sensitivity.py)
-        # the rekey probes: per key exchange, link and server, the stall one rekey cost (sshbench.rekey_probe)
+        # the rekey probes: per key exchange, link and server, the stall one rekey cost (sshbench.measure.rekey_probe)
         "rekeys": baselines.get("rekeys"),
         "thresholds": {
             "network_fraction": bottleneck.NETWORK_FRACTION,

@@ -133,7 +133,7 @@ class Measurements:
     client_machine_cores: int | None = None
     server_machine_cores: int | None = None
     server_cpu_limit_cores: float | None = None  # --server-cpu: the quota, in cores (None: no quota)
-    # --pin (sshbench.placement): the CPUs the server side (sshd session and reader) was pinned to, the
+    # --pin (sshbench.host.placement): the CPUs the server side (sshd session and reader) was pinned to, the
     # client having its own; each side is then judged on its own, as on two machines. None: not pinned.
     server_pinned_cpus: int | None = None
 

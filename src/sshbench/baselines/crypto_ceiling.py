@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.osfiles import atomic_write
+from sshbench.host.osfiles import atomic_write
 from sshbench.results import IMPLICIT_MAC, Combination
 from sshbench.units import MIB
 

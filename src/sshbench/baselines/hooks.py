@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sshbench.baselines import aesni, crypto_ceiling, crypto_server, disk, raw_tcp
 from sshbench.capabilities import RemoteFacts, TargetCapabilities
-from sshbench.cleanup import disk_dir
+from sshbench.host.cleanup import disk_dir
 from sshbench.links.shaping import OPENSSH_CHANNEL_WINDOW
 from sshbench.results import IMPLICIT_MAC, Combination
 

@@ -1,6 +1,6 @@
 """The raw TCP control with N streams (`run -P N`), so that `x raw TCP` of an N-stream combination compares
 like with like: N sinks and N senders started together, each moving 1/N of the payload, merged into one
-trial as the ssh streams are (sshbench.streams: the aggregate over the common data phase, first start to
+trial as the ssh streams are (sshbench.measure.streams: the aggregate over the common data phase, first start to
 last end on the sinks' clock). Each stream is an ordinary raw TCP trial (raw_tcp.run_raw_tcp_trial) on its
 own thread; this module adds only the fan-out."""
 
@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from sshbench.baselines import raw_tcp, sink_process
+from sshbench.measure.streams import merge
 from sshbench.results import Combination, Trial, TrialKind
-from sshbench.streams import merge
 
 _JOIN_MARGIN_S = 30.0
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from sshbench import intervals
+from sshbench.model import intervals
 
 SLOWDOWN = 0.5  # each resource is slowed to half: a 50% loss for a resource that is the limit
 HIGH = 0.5  # a sensitivity whose whole 95% interval is at or above this is a limit; wholly below: headroom

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.cleanup import held_stop
+from sshbench.host.cleanup import held_stop
 
 SINK_SCRIPT = Path(__file__).with_name("tcp_sink.py")
 STARTUP_TIMEOUT_S = 15.0

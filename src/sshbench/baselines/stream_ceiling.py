@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from sshbench.baselines import crypto_ceiling
 from sshbench.links import profile_named
+from sshbench.model.summary import Summary
 from sshbench.results import Combination
-from sshbench.summary import Summary
 from sshbench.units import MIB
 
 ENOUGH_FRACTION = 0.90  # "within 10% of the best"

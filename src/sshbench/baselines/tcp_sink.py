@@ -66,7 +66,7 @@ def receive(conn: socket.socket, timeout_s: float, expected: int | None = None) 
             error = f"raw TCP sink: {err}"
         data_s = time.perf_counter() - start
         cpu_s = time.process_time() - cpu_start
-    # ended_at: this machine's wall clock at the end, so that parallel streams line up (sshbench.streams)
+    # ended_at: this machine's wall clock at the end, so that parallel streams line up (sshbench.measure.streams)
     return {"received_bytes": received, "data_s": data_s, "cpu_s": cpu_s, "error": error, "ended_at": time.time()}
 
 

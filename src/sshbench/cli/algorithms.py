@@ -14,15 +14,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from sshbench import builds
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms, legacy, parse_ssh_G
 from sshbench.baselines import legacy_speed
-from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.cli.security import algorithms_footer, algorithms_verdict_cells
-from sshbench.environment import collect
 from sshbench.errors import RunError, SshbenchError
-from sshbench.leftovers import clean_leftovers
+from sshbench.host.cleanup import Cleanup, signals_raise
+from sshbench.host.environment import collect
+from sshbench.host.leftovers import clean_leftovers
+from sshbench.openssh import builds
 from sshbench.security import terrapin
 from sshbench.settings import TargetSpec
 from sshbench.targets import make_target

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from sshbench.errors import RunError, UsageError
-from sshbench.osfiles import atomic_write
+from sshbench.host.osfiles import atomic_write
 
 DB_HELP = "results database (default $SSHBENCH_DB, else $XDG_DATA_HOME/sshbench/results.db)"
 

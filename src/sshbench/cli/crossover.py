@@ -1,4 +1,4 @@
-"""`sshbench crossover`: the link rate below which compression pays off (engine: sshbench.crossover)."""
+"""`sshbench crossover`: the link rate below which compression pays off (engine: sshbench.measure.crossover)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
-from sshbench.crossover import GRID_POINTS, CrossoverSpec, MeasuredRate, search
 from sshbench.links import LinkProfile, parse_rate
 from sshbench.links.namespaces import require_support
+from sshbench.measure.crossover import GRID_POINTS, CrossoverSpec, MeasuredRate, search
 from sshbench.report.link_table import SEED_CROSSOVER, CrossoverPoint, crossover_rate
 from sshbench.units import MIB
 

@@ -8,7 +8,6 @@ import argparse
 
 from rich.console import Console
 
-from sshbench.cleanup import signals_raise
 from sshbench.cli import run as run_command
 from sshbench.cli.common import add_db_option, check_common
 from sshbench.cli.parser import make_parser
@@ -17,6 +16,7 @@ from sshbench.fleet import inventory
 from sshbench.fleet.engine import FleetOptions, resolve_inventory, run_fleet
 from sshbench.fleet.pairs import expand_pairs
 from sshbench.fleet.playbook import find_ansible_playbook
+from sshbench.host.cleanup import signals_raise
 from sshbench.settings import TargetSpec
 from sshbench.targets import check_spec
 

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sshbench.answers.compare import compare_hosts, host_header_lines
 from sshbench.cli.common import check_writable
-from sshbench.compare import compare_hosts, host_header_lines
 from sshbench.errors import UsageError
 from sshbench.recommend.config import POLICIES, POLICY_ORDER, sshd_syntax_check
 from sshbench.recommend.fleet import build_fleet

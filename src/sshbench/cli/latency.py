@@ -1,5 +1,5 @@
 """`sshbench latency [HOST]`: per cipher, the round trip of single keystrokes echoed by a remote `cat`
-(sshping's echo test, sshbench.latency) and the connect-time distribution, on the private sshd (default),
+(sshping's echo test, sshbench.measure.latency) and the connect-time distribution, on the private sshd (default),
 an emulated link (`--link`) or a HOST. Each run is recorded in the results store as a latency run
 (store/latency_runs.py: `runs`, `report`, `export`, `import` and `compare` read it); --json also writes it."""
 
@@ -13,12 +13,14 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from sshbench import __version__, environment, latency
+from sshbench import __version__
 from sshbench.algorithms.select import select
-from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option, check_writable, write_output
 from sshbench.errors import Interrupted, RunError, UsageError
-from sshbench.leftovers import clean_leftovers
+from sshbench.host import environment
+from sshbench.host.cleanup import Cleanup, signals_raise
+from sshbench.host.leftovers import clean_leftovers
+from sshbench.measure import latency
 from sshbench.report.latency import conclusion_lines, render_table
 from sshbench.settings import RunSettings
 from sshbench.store import latency_runs, open_store

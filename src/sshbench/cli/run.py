@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from sshbench import answer, summary
+from sshbench.answers import answer
 from sshbench.cli import presets, run_notices
 from sshbench.cli.common import (
     add_db_option,
@@ -26,11 +26,12 @@ from sshbench.cli.common import (
 )
 from sshbench.cli.parser import make_parser
 from sshbench.errors import SshbenchError, UsageError
+from sshbench.measure.runner import Runner
+from sshbench.model import summary
 from sshbench.recommend import config as recommend
 from sshbench.report import json_export, table
 from sshbench.report.json_stream import JsonStream
 from sshbench.results import RunResult, Trial
-from sshbench.runner import Runner
 from sshbench.settings import (
     DEFAULT_BUDGET_S,
     DEFAULT_FULL_BUDGET_S,
@@ -256,7 +257,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 def _run_epilog() -> str:
     from sshbench.links.profiles import LINKS
-    from sshbench.payload import MIN_SIZE
+    from sshbench.measure.payload import MIN_SIZE
     from sshbench.units import format_size
 
     def mbit(p) -> str:
@@ -346,7 +347,7 @@ def _trial_line(index: int, total: int, trial: Trial) -> str:
     rate = f"{trial.mib_s:.1f} MiB/s" if trial.mib_s else (f"{trial.wall_s * 1000:.0f} ms" if trial.wall_s else "")
     state = "ok" if trial.valid else f"INVALID: {trial.invalid_reason}"
     what = "warm-up" if trial.warmup else f"run {trial.repetition + 1}"
-    if trial.warm_burst is not None:  # in the row's kept connection (sshbench.warm)
+    if trial.warm_burst is not None:  # in the row's kept connection (sshbench.measure.warm)
         what += f", burst {trial.warm_burst + 1}"
     return (
         f"trial {index}/{total} {trial.kind} {trial.combination.label} [{trial.combination.kex}] {what}: {rate} {state}"

@@ -9,11 +9,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sshbench import summary
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
 from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option
 from sshbench.cli.fleet_results import cmd_recommend_fleet
 from sshbench.errors import SshbenchError, UsageError
+from sshbench.model import summary
 from sshbench.recommend import audit
 from sshbench.recommend import config as recommend
 from sshbench.results import RunResult

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sshbench.answers.compare import Comparison, clock_lines, compare_latency, compare_runs, header_lines, only_in_lines
 from sshbench.cli.common import add_db_option, add_output_options, check_writable, check_writable_dir, write_output
 from sshbench.cli.fleet_results import cmd_compare_hosts
-from sshbench.compare import Comparison, clock_lines, compare_latency, compare_runs, header_lines, only_in_lines
 from sshbench.errors import RunError, UsageError
 from sshbench.report import charts, formats, latency
 from sshbench.report.table import print_report

@@ -13,8 +13,8 @@ import signal
 import subprocess
 from collections.abc import Iterator
 
-from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import process_start_time
 from sshbench.links.profiles import LinkProfile
 
 PREFIX = "sshbench-"

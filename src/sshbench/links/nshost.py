@@ -48,7 +48,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sshbench.cleanup import Made, held_stop
+from sshbench.host.cleanup import Made, held_stop
+from sshbench.host.osfiles import process_start_time
 from sshbench.links import nshost_config
 from sshbench.links.nshost_config import NsHostError, parse_rate_mbit, tbf_args
 from sshbench.links.nshost_lan import NamespaceLan
@@ -67,7 +68,6 @@ from sshbench.links.nshost_state import (
     missing_requirement,
     sweep_stale_hosts,
 )
-from sshbench.osfiles import process_start_time
 
 __all__ = [
     "NETNS_DIR",

@@ -11,10 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from sshbench import sshd_options
 from sshbench.links.profiles import LINKS, LinkProfile
 from sshbench.links.shaping import netem_args
 from sshbench.links.shaping import tbf_args as profile_tbf_args
+from sshbench.openssh import sshd_options
 
 KEYGEN_TIMEOUT_S = 30.0
 

@@ -28,11 +28,11 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from sshbench.cleanup import Made
+from sshbench.host.cleanup import Made
+from sshbench.host.osfiles import process_start_time
 from sshbench.links import nshost_state
 from sshbench.links.nshost_config import NsHostError
 from sshbench.links.nshost_state import NS_PREFIX, RECORD_DIR, _record_path, _remove_namespace, _run
-from sshbench.osfiles import process_start_time
 
 LAN_SUBNET = ipaddress.ip_network("10.254.64.0/24")  # outside nshost.SUBNET_POOL (10.254.128.0/17)
 LAN_IF = "eth1"  # the host's end (names are per namespace)

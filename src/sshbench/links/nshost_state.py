@@ -18,9 +18,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from sshbench.host.osfiles import process_start_time
 from sshbench.links.namespaces import _find_tool
 from sshbench.links.nshost_config import NsHostError
-from sshbench.osfiles import process_start_time
 
 NS_PREFIX = "sshbench-host-"
 _NS_NAME = re.compile(r"^sshbench-host-(\d+)-(\d+)$")

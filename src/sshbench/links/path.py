@@ -37,8 +37,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sshbench.cleanup import held_stop, process_start_time
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import held_stop, process_start_time
 from sshbench.links.namespaces import (
     PREFIX,
     _find_tool,

@@ -13,11 +13,13 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 
-from sshbench import summary
 from sshbench.algorithms import parse_ssh_G, strip_kex_pseudo
-from sshbench.cleanup import Cleanup, signals_raise
 from sshbench.errors import RunError, SshbenchError
-from sshbench.leftovers import clean_leftovers
+from sshbench.host.cleanup import Cleanup, signals_raise
+from sshbench.host.leftovers import clean_leftovers
+from sshbench.model import summary
+from sshbench.model.summary import Summary
+from sshbench.openssh.sshlog import failure_reason, parse_negotiated
 from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
 from sshbench.security.verdicts import (
@@ -27,9 +29,7 @@ from sshbench.security.verdicts import (
     combination_verdict,
 )
 from sshbench.settings import TargetSpec
-from sshbench.sshlog import failure_reason, parse_negotiated
 from sshbench.store import open_store
-from sshbench.summary import Summary
 from sshbench.targets import make_target
 from sshbench.targets.base import probe
 

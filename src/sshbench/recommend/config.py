@@ -67,9 +67,9 @@ def sshd_syntax_check(rec: Recommendation, sshd: str | None = None) -> None:
 def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh: str = "ssh") -> str:
     """Connect once to the run's target with exactly the recommended settings; one line saying what was
     negotiated. Raises RunError (the config is then not printed) when it does not connect."""
-    from sshbench.cleanup import Cleanup, signals_raise
+    from sshbench.host.cleanup import Cleanup, signals_raise
+    from sshbench.openssh.sshlog import failure_reason, parse_negotiated
     from sshbench.settings import TargetSpec
-    from sshbench.sshlog import failure_reason, parse_negotiated
     from sshbench.targets import make_target
     from sshbench.targets.base import Target, probe
     from sshbench.targets.local import LocalServer

@@ -3,8 +3,8 @@ of a summary's values, so that `1.69 (1.62-1.75)` is written once and reads the 
 
 from __future__ import annotations
 
+from sshbench.model.summary import WIDE_SPREAD_CV, Summary
 from sshbench.results import IMPLICIT_MAC, OPENSSH_SUFFIX, STEADY_STATE
-from sshbench.summary import WIDE_SPREAD_CV, Summary
 from sshbench.units import format_factor as factor
 from sshbench.units import format_rate
 

@@ -19,16 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sshbench import links, summary
+from sshbench import links
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError
+from sshbench.model import summary
+from sshbench.model.summary import Summary
 from sshbench.results import (
     AXES,
     IMPLICIT_MAC,
     Combination,
     RunResult,
 )
-from sshbench.summary import Summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

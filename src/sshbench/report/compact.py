@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
-from sshbench.condition_answer import swept_conditions
+from sshbench.answers.condition_answer import swept_conditions
 from sshbench.report import cells, model
 from sshbench.results import IMPLICIT_MAC, OPENSSH_SUFFIX, RunResult
 from sshbench.security import report_hooks as security_hooks

@@ -1,4 +1,4 @@
-"""The conclusion block (sshbench/answer.py) in each report format: first after `sshbench run`, at the top of
+"""The conclusion block (sshbench/answers/answer.py) in each report format: first after `sshbench run`, at the top of
 `sshbench report` (table, Markdown, HTML; the JSON carries it as `answer`)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from html import escape
 from rich.console import Console
 from rich.text import Text
 
-from sshbench import answer as answers
-from sshbench import build_answer, condition_answer
+from sshbench.answers import answer as answers
+from sshbench.answers import build_answer, condition_answer
 from sshbench.results import RunResult
 
 
@@ -49,7 +49,7 @@ def _print(console: Console, line: str, style: str, wrap: bool = True) -> None:
 
 def _build_lines(result: RunResult) -> list[str]:
     """The blocks under the answer: a run over several links, directions, payloads or sinks
-    (sshbench/condition_answer.py), a build sweep (sshbench/build_answer.py)."""
+    (sshbench/answers/condition_answer.py), a build sweep (sshbench/answers/build_answer.py)."""
     conditions = condition_answer.compute(result)
     builds = build_answer.compute(result)
     return [*(conditions.lines() if conditions is not None else []), *(builds.lines() if builds is not None else [])]

@@ -16,7 +16,7 @@ from sshbench.errors import RunError
 from sshbench.report.charts import PNG_DPI, STYLE
 
 if TYPE_CHECKING:  # compare.py sits beside report/ (not below it): its records are only named here
-    from sshbench.compare import HostComparison
+    from sshbench.answers.compare import HostComparison
 
 COLOURS = ("#1f6fb4", "#e08a1e", "#2e9c4a", "#c0392b", "#8e5bb5", "#7f7f7f", "#17becf", "#bcbd22")
 

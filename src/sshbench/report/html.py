@@ -9,9 +9,10 @@ import datetime
 import json
 from html import escape
 
-from sshbench import __version__, rate_clock
+from sshbench import __version__
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
+from sshbench.model import rate_clock
 from sshbench.report import charts, conclusion, model, ranked
 from sshbench.report.table import decision_lines, warnings
 from sshbench.results import RunResult

@@ -13,11 +13,11 @@ from typing import Any
 
 from rich.table import Table
 
-from sshbench import summary
 from sshbench.baselines.analysis import raw_tcp_by_link
 from sshbench.compression import NO_COMPRESSION
 from sshbench.links import profile_named
 from sshbench.links.shaping import METHOD_PARTS, METHOD_SHORT
+from sshbench.model import summary
 
 MIB = 1024 * 1024
 # A shaper that lets traffic through above its rate (seen once here with tbf) is worth a warning.

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sshbench import summary
 from sshbench.baselines import analysis as baseline_analysis
-from sshbench.handshake_summary import HandshakeSummary
+from sshbench.model import summary
+from sshbench.model.handshake_summary import HandshakeSummary
+from sshbench.model.summary import Summary
 from sshbench.report import cells
 from sshbench.results import Combination, RunResult, swept_setup
 from sshbench.security import report_hooks as security_hooks
 from sshbench.store import document
-from sshbench.summary import Summary
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sshbench.rate_clock import EARLIER_CLOCK, run_clock
+from sshbench.model.rate_clock import EARLIER_CLOCK, run_clock
+from sshbench.model.summary import summaries
 from sshbench.results import STEADY_STATE
-from sshbench.summary import summaries
 from sshbench.units import format_size
 
 ASYNCSSH_NOTE = (
@@ -69,7 +69,7 @@ def clock_notes(result) -> list[str]:
 
 
 def rekey_notes(result) -> list[str]:
-    """One line per cipher whose rates count rekeys (sshbench.rekey): how often, what one cost, the share."""
+    """One line per cipher whose rates count rekeys (sshbench.measure.rekey): how often, what one cost, the share."""
     by_cipher: dict[tuple[str, str], list] = {}
     for s in summaries(result):  # steady rows: an earlier clock's rate has the start-up in it, and its share reads low
         steady = s.data_clock == STEADY_STATE

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sshbench import summary
-from sshbench.handshake_summary import HandshakeSummary
-from sshbench.placement import Placement
+from sshbench.host.placement import Placement
+from sshbench.model import summary
+from sshbench.model.handshake_summary import HandshakeSummary
 from sshbench.report import cells
 from sshbench.report.model import COLUMNS, Column, Report
 from sshbench.results import RunResult
@@ -35,7 +35,7 @@ def environment_rows(result: RunResult) -> list[tuple[str, str]]:
 
 
 def target_text(result: RunResult) -> str:
-    """The target's label, with where the client and the private server ran (--pin, sshbench.placement)."""
+    """The target's label, with where the client and the private server ran (--pin, sshbench.host.placement)."""
     label = str(result.environment.get("target") or (result.target or {}).get("label") or "-")
     try:
         placement = Placement.from_json((result.target or {}).get("placement"))

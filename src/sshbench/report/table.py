@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from sshbench import intervals, rate_clock, summary
-from sshbench import statistics as stats
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
-from sshbench.clock import clock_agreement
+from sshbench.measure.clock import clock_agreement
+from sshbench.model import intervals, rate_clock, summary
+from sshbench.model import statistics as stats
+from sshbench.model.summary import WIDE_SPREAD_CV
 from sshbench.report import cells, conclusion, model, ranked
 from sshbench.report import compact as compact_report
 from sshbench.report import link_table as link_report
@@ -17,7 +18,6 @@ from sshbench.report.cells import CONFIDENCE
 from sshbench.report.notes import ASYNCSSH_NOTE, clock_notes, implementation_notes
 from sshbench.results import AXES, RunResult, TrialKind, shown_apart, swept_setup
 from sshbench.security import report_hooks as security_hooks
-from sshbench.summary import WIDE_SPREAD_CV
 
 
 def _transfer_line(result: RunResult) -> str:
@@ -36,7 +36,7 @@ def _transfer_line(result: RunResult) -> str:
     )
 
 
-# Warm sessions (sshbench.warm): how the rounds after a row's first were measured
+# Warm sessions (sshbench.measure.warm): how the rounds after a row's first were measured
 WARM_LINE = "kept open per row: rounds after its first are bursts in it (--no-warm: one each)"
 
 
@@ -230,7 +230,7 @@ def handshake_table(result: RunResult) -> Table | None:
         title="Connection set-up (a same-shape connection with no data: handshake, auth, session, "
         "remote shell, tool start-up)",
         title_justify="left",
-        # -P N with the start barrier (sshbench.start_gate): the set-up is outside the data phase; what is
+        # -P N with the start barrier (sshbench.measure.start_gate): the set-up is outside the data phase; what is
         # left inside the transfers' wall time is this
         caption="-P N (pipe): from the start barrier's release to the last stream's end; the set-up before it "
         "is per stream in the JSON (at_gate_s)"

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sshbench import summary
 from sshbench.algorithms import strip_kex_pseudo
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError, UsageError
+from sshbench.model import summary
+from sshbench.model.summary import Summary
 from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
 from sshbench.security.config_lines import openssh_version
 from sshbench.security.recommendation import FOR_CHOICES, POLICIES, POLICY_ORDER, Choice, LeftOut, Recommendation
 from sshbench.security.verdicts import Level, Verdict, algorithm_verdict
-from sshbench.summary import Summary
 
-# Where the runner records the client's default lists and version (sshbench.plan.default_algorithms).
+# Where the runner records the client's default lists and version (sshbench.measure.plan.default_algorithms).
 DEFAULTS_KEY = "client_default_algorithms"
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from rich.text import Text
 
 from sshbench.errors import SshbenchError
+from sshbench.model.summary import Summary
 from sshbench.security import terrapin
 from sshbench.security.audit_adapter import load
 from sshbench.security.verdicts import Verdict, combination_verdict
-from sshbench.summary import Summary
 
 
 def strict_kex(environment: dict) -> terrapin.StrictKex:

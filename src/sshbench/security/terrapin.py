@@ -14,7 +14,7 @@ from sshbench.algorithms.kexinit import (
     CLIENT_STRICT_KEX_MARKER,
     SERVER_STRICT_KEX_MARKER,
 )
-from sshbench.sshlog import parse_local_kexinit, parse_peer_kexinit
+from sshbench.openssh.sshlog import parse_local_kexinit, parse_peer_kexinit
 
 CLIENT_MARKER = CLIENT_STRICT_KEX_MARKER
 SERVER_MARKER = SERVER_STRICT_KEX_MARKER

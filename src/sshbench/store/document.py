@@ -10,11 +10,13 @@ import math
 import os
 from pathlib import Path
 
-from sshbench import __version__, answer, build_answer, condition_answer, summary
+from sshbench import __version__
+from sshbench.answers import answer, build_answer, condition_answer
 from sshbench.baselines import analysis as baseline_analysis
-from sshbench.clock import clock_agreement
 from sshbench.errors import RunError, UsageError
-from sshbench.osfiles import atomic_write
+from sshbench.host.osfiles import atomic_write
+from sshbench.measure.clock import clock_agreement
+from sshbench.model import summary
 from sshbench.results import Combination, RunResult, TrialKind
 from sshbench.security import report_hooks as security_hooks
 from sshbench.store.document_checks import check_environment, check_target
@@ -28,7 +30,7 @@ SCHEMA_VERSION = 2
 
 def to_document(result: RunResult) -> dict:
     comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
-    conclusion = answer.compute(result)  # the conclusion block (sshbench/answer.py)
+    conclusion = answer.compute(result)  # the conclusion block (sshbench/answers/answer.py)
     return {
         "schema_version": SCHEMA_VERSION,
         "sshbench_version": __version__,
@@ -40,7 +42,7 @@ def to_document(result: RunResult) -> dict:
         "environment": result.environment,
         "target": result.target,
         "answer": None if conclusion is None else conclusion.to_json(),
-        # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/build_answer.py)
+        # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/answers/build_answer.py)
         "builds_answer": None if (builds_found := build_answer.compute(result)) is None else builds_found.to_json(),
         # a run over several links, directions, payloads or sinks: each one's own answer (condition_answer.py)
         "conditions_answer": None

@@ -21,8 +21,8 @@ import os
 import socket
 
 from sshbench import __version__
-from sshbench.cleanup import process_start_time
 from sshbench.errors import UsageError
+from sshbench.host.cleanup import process_start_time
 from sshbench.store.sqlite import Store, _effective_status, _origin
 
 KIND = "latency"

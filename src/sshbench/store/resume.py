@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sshbench.errors import RunError, UsageError
-from sshbench.payload import size_for_rate
-from sshbench.plan import ScheduledTrial
+from sshbench.measure.payload import size_for_rate
+from sshbench.measure.plan import ScheduledTrial
 from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 

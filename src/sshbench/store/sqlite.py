@@ -19,8 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sshbench import __version__
-from sshbench.cleanup import process_start_time
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import process_start_time
 from sshbench.results import Combination, RunResult, Trial
 from sshbench.store.database import DEFAULT_TIMEOUT_S, Database
 from sshbench.store.document import result_from_document, to_document

@@ -6,8 +6,8 @@ a HOST is a RemoteHost read from the user's ssh_config. Each class builds itself
 
 from __future__ import annotations
 
-from sshbench import placement
 from sshbench.errors import UsageError
+from sshbench.host import placement
 from sshbench.settings import TargetSpec
 from sshbench.targets import cpu_quota
 from sshbench.targets.asyncssh_server import AsyncsshServer

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, client_algorithms
 from sshbench.capabilities import RawTcpControl, RawTcpMode, RemoteFacts
-from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
+from sshbench.host.cleanup import Cleanup
 
 if TYPE_CHECKING:
     from sshbench.settings import TargetSpec
@@ -32,7 +32,7 @@ class Target(ABC):
     label: str = ""
     #: the server's SSH software version, once known
     server_version: str | None = None
-    #: a build sweep (--sshd A,B; sshbench.builds): this server's build label, "" otherwise
+    #: a build sweep (--sshd A,B; sshbench.openssh.builds): this server's build label, "" otherwise
     sshd_build: str = ""
     #: the server runs on this machine and sees its files (no copying of download sources)
     shares_local_filesystem: ClassVar[bool] = False

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sshbench.cleanup import Made
-from sshbench.osfiles import process_start_time
+from sshbench.host.cleanup import Made
+from sshbench.host.osfiles import process_start_time
 
 PREFIX = "sshbench-cpu-"
 _NAME = re.compile(r"^sshbench-cpu-(\d+)-(\d+)-(\d+)$")

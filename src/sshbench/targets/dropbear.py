@@ -22,8 +22,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from sshbench.cleanup import descendants
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import descendants
 from sshbench.settings import TargetSpec
 from sshbench.targets.private_server import PrivateServer
 

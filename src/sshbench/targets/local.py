@@ -15,10 +15,10 @@ from collections import deque
 from pathlib import Path
 
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
-from sshbench.cleanup import Cleanup, disk_dir, held_stop
 from sshbench.errors import RunError
-from sshbench.payload import sha256_of
-from sshbench.placement import Placement
+from sshbench.host.cleanup import Cleanup, disk_dir, held_stop
+from sshbench.host.placement import Placement
+from sshbench.measure.payload import sha256_of
 from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target
 
 READY_TIMEOUT_S = 15.0  # a daemon that has not said it listens by then is reported, not waited for
@@ -55,7 +55,7 @@ class LocalServer(Target):
     shares_local_filesystem = True
     #: the daemon's name in messages ("private sshd", "private dropbear")
     server_name: str = "private server"
-    #: the CPUs of the client and of the daemon (sshbench.placement, --pin); None: wherever the scheduler puts them
+    #: the CPUs of the client and of the daemon (sshbench.host.placement, --pin); None: wherever the scheduler puts them
     placement: Placement | None = None
 
     def __init__(self, ssh: str = "ssh", env: dict[str, str] | None = None) -> None:

@@ -10,7 +10,7 @@ delay): numbers of one run then all come from one sshd on one path, and the repo
 from __future__ import annotations
 
 from sshbench.capabilities import RawTcpControl, RawTcpMode
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
 from sshbench.links import LinkProfile
 from sshbench.links.namespaces import _find_tool, require_support
 from sshbench.links.path import RAW_TCP_PORT, SERVER_ADDR, LinkPath

@@ -13,7 +13,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from sshbench import builds, sshd_options
 from sshbench.algorithms import (
     ClientAlgorithms,
     ServerAlgorithms,
@@ -21,10 +20,11 @@ from sshbench.algorithms import (
     kexinit,
     parse_ssh_G,
 )
-from sshbench.cleanup import Cleanup, descendants
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import Cleanup, descendants
+from sshbench.openssh import builds, sshd_options
+from sshbench.openssh.sshlog import failure_reason, parse_ssh_log
 from sshbench.settings import TargetSpec
-from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.cpu_quota import CpuQuota, CpuQuotaError
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
@@ -82,7 +82,7 @@ class PrivateOpenSSH(LocalServer):
         login_probe: bool = True,
     ) -> None:
         self.sshd_path = find_sshd(sshd)
-        # OpenSSH 9.8+ from an extracted or self-built tree: where its sshd-session/sshd-auth are (sshbench.builds)
+        # OpenSSH 9.8+ from an extracted or self-built tree: where its sshd-session/sshd-auth are (sshbench.openssh.builds)
         self.helper_config = dict(builds.inspect(self.sshd_path, "sshd", sshd_session).helpers) if sshd else {}
         # A build sweep's other client builds (--ssh A,B): the server offers what any of them speaks
         self.other_clients: list[str] = []

@@ -13,9 +13,9 @@ from sshbench.algorithms import (
     client_algorithms,
     kexinit,
 )
-from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.sshlog import failure_reason, parse_ssh_log
+from sshbench.host.cleanup import Cleanup
+from sshbench.openssh.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import probe
 from sshbench.targets.local import LocalServer, PortTaken, free_port, make_ssh_keypair
 

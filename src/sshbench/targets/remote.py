@@ -12,10 +12,10 @@ from sshbench.algorithms import (
     parse_ssh_G,
 )
 from sshbench.capabilities import REMOTE_SKIP_NOTE, RawTcpControl, RawTcpMode, RemoteFacts
-from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError, UsageError
+from sshbench.host.cleanup import Cleanup
+from sshbench.openssh.sshlog import failure_reason, parse_ssh_log
 from sshbench.settings import TargetSpec
-from sshbench.sshlog import failure_reason, parse_ssh_log
 from sshbench.targets.base import UNATTENDED_CLIENT_OPTIONS, Target, probe
 from sshbench.targets.remote_facts import measure_rtt, read_facts
 from sshbench.targets.remote_scratch import RemoteRecord, new_name, remove_stale

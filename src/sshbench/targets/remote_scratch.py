@@ -20,8 +20,8 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from sshbench.cleanup import runtime_dir
-from sshbench.osfiles import atomic_write, process_start_time
+from sshbench.host.cleanup import runtime_dir
+from sshbench.host.osfiles import atomic_write, process_start_time
 
 BASES = ("/dev/shm", "/var/tmp", "/tmp")
 _SAFE = re.compile(r"^/(dev/shm|var/tmp|tmp)/sshbench-[0-9a-f]{12}$")

@@ -28,7 +28,7 @@ class SinkReport:
 
 @dataclass
 class GateFiles:
-    """One stream's place at the start barrier (`run -P N`, sshbench.start_gate): FIFOs on the server."""
+    """One stream's place at the start barrier (`run -P N`, sshbench.measure.start_gate): FIFOs on the server."""
 
     arrive: str  # the stream's remote script writes its number here once it is about to move data
     go: str  # ... then waits for one line here (the release)
@@ -72,9 +72,9 @@ class TransferTool(ABC):
     #: True when it cannot write to /dev/null (rsync renames a temp file into place)
     needs_file_sink: ClassVar[bool] = False
     #: True when it moves one file over `TrialFiles.streams` connections itself (split, rclone, lftp); other
-    #: tools run -P N as N copies of themselves (sshbench.parallel)
+    #: tools run -P N as N copies of themselves (sshbench.measure.parallel)
     splits_streams: ClassVar[bool] = False
-    #: True when its server-side script can wait at the start barrier of `-P N` (sshbench.start_gate) just
+    #: True when its server-side script can wait at the start barrier of `-P N` (sshbench.measure.start_gate) just
     #: before its data phase: the pipe's, which also times that phase
     start_gate: ClassVar[bool] = False
     #: the directions in which it moves one file over several connections (pget and rclone: downloads)

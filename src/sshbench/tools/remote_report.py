@@ -51,7 +51,7 @@ def stat_snapshot_script(reader: str, report_fd: int = 1) -> str:
         f"d=-; [ -r /proc/$$/stat ] && read -r d < /proc/$$/stat; "
         f"{reader}; rc=$?; "
         f'y=-; [ -r "$n" ] && read -r y < "$n"; b=-; [ -r "$s" ] && read -r b < "$s"; '
-        # The reader's end on the server's wall clock: parallel streams (sshbench.parallel) line up on it.
+        # The reader's end on the server's wall clock: parallel streams (sshbench.measure.parallel) line up on it.
         f"e=$(date +%s.%N 2>/dev/null); "
         # The kernel's own count of TCP payload bytes this connection's server socket received (ss reads
         # the socket's TCP_INFO), found by the ports in $SSH_CONNECTION: bytes on the wire, not ssh's word.

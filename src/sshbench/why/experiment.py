@@ -15,19 +15,19 @@ import statistics
 import time
 from collections.abc import Callable
 
-from sshbench import summary
 from sshbench.baselines import sensitivity
-from sshbench.budget import Budget
-from sshbench.cleanup import Cleanup
 from sshbench.errors import RunError
-from sshbench.payload import size_for_rate
-from sshbench.plan import ScheduledTrial
+from sshbench.host.cleanup import Cleanup
+from sshbench.measure.budget import Budget
+from sshbench.measure.payload import size_for_rate
+from sshbench.measure.plan import ScheduledTrial
+from sshbench.measure.steady import OMIT_S
+from sshbench.measure.trial import TrialOverlay
+from sshbench.model import summary
 from sshbench.results import STEADY_STATE, Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
-from sshbench.steady import OMIT_S
 from sshbench.targets.base import Target
 from sshbench.targets.cpu_quota import CpuQuotaError
-from sshbench.trial import TrialOverlay
 from sshbench.units import MIB
 from sshbench.why.throttles import Plan, Throttle, plan_for
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sshbench.baselines import sensitivity
-from sshbench.cleanup import Cleanup
+from sshbench.host.cleanup import Cleanup
 from sshbench.links import LINKS
 from sshbench.results import Combination
 from sshbench.targets import cpu_quota

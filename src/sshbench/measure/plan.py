@@ -1,0 +1,469 @@
+"""Plan the matrix (which combinations: selection per client/server pair, then every dimension) and
+the schedule (in which order trials run).
+
+Trials are interleaved round-robin: every combination once, then all again, so that a burst of
+load on a shared machine spreads over all combinations instead of sinking one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
+from sshbench.algorithms import select as select_all
+from sshbench.compression import NO_COMPRESSION
+from sshbench.errors import UsageError
+from sshbench.measure.budget import fitted_data_phase as fitted_data_phase  # its home now: budget.py
+from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, TrialKind
+from sshbench.tools import TOOLS, TransferTool
+
+if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
+    from sshbench.settings import RunSettings
+    from sshbench.targets import Target
+
+
+@dataclass(frozen=True)
+class ScheduledTrial:
+    combination: Combination
+    kind: TrialKind
+    repetition: int
+    warmup: bool
+    calibration: bool = False  # a warm-up trial whose rate sizes the payload
+
+
+def build_matrix(
+    ciphers: list[str],
+    macs: list[str],
+    kexes: list[str],
+    aead_ciphers: set[str],
+    compression: str | list[str] = NO_COMPRESSION,
+    tool: str | list[str] = "pipe",
+    direction: str | list[str] = "up",
+    sink: str | list[str] = "null",
+    payload: str | list[str] = "random",
+    server: str = "openssh",
+    client: str = "openssh",
+    link: str | list[str] = "loopback",
+    streams: int | list[int] = 1,
+) -> list[Combination]:
+    """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
+    own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
+    ciphers reads together per setting."""
+
+    def as_list(value: str | list[str]) -> list[str]:
+        return [value] if isinstance(value, str) else list(value)
+
+    combos: list[Combination] = []
+    stream_counts = [streams] if isinstance(streams, int) else list(streams)
+    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex, n in itertools.product(
+        as_list(link),
+        as_list(payload),
+        as_list(tool),
+        as_list(direction),
+        as_list(sink),
+        as_list(compression),
+        kexes,
+        stream_counts,
+    ):
+        for cipher in ciphers:
+            cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
+            for mac in cipher_macs:
+                combo = Combination(
+                    cipher=cipher,
+                    mac=mac,
+                    kex=kex,
+                    compression=comp,
+                    tool=tool_name,
+                    direction=dir_name,
+                    sink=sink_name,
+                    payload=payload_kind,
+                    server=server,
+                    client=client,
+                    link=link_name,
+                    streams=n,
+                )
+                if combo not in combos:
+                    combos.append(combo)
+    return combos
+
+
+# The kex transfers are set up with where the run does not measure kex (no --kex): the fastest to set up that
+# OpenSSH 9.2 and every server here speak. A transfer row's kex (what the user's ssh negotiates) sets only the
+# set-up's length and the rekeys' stall, and the data phase does not depend on it. On this 2-core VM
+# `ssh host true` took 0.23 s with sntrup761x25519-sha512 (69 ms of it the client's key generation) and
+# 0.14 s with curve25519-sha256: 0.09 s of every trial's ~0.8 s in --full (351 trials). The row's own kex is
+# still what its handshake trials (the set-up figure) and its rekey probe (the rekeys' stall) connect with.
+SETUP_KEX = "curve25519-sha256"
+
+
+def setup_kex(combo: Combination, client_kex: list[str], server_kex: list[str]) -> str | None:
+    """The kex a transfer of `combo` connects with instead of its own (SETUP_KEX), or None: its own. Only for
+    OpenSSH's client (the one whose kex sshbench pins and checks), never in a build sweep (whose rows compare
+    the builds' own set-up), and only where both ends speak it."""
+    if combo.client != "openssh" or combo.kex in (UNPINNED, SETUP_KEX) or combo.ssh_build or combo.sshd_build:
+        return None
+    return SETUP_KEX if SETUP_KEX in client_kex and SETUP_KEX in server_kex else None
+
+
+def handshake_combinations(
+    transfers: list[Combination], setup_kexes: dict[Combination, str] | None = None
+) -> list[Combination]:
+    """One no-data combination per connection shape (kex, compression, tool, direction, sink), shaped
+    like the first transfer of that shape, so that its wall time can be subtracted from a transfer's:
+    the data clock of tools with no server-side clock, and the cross-check of those with one. A transfer
+    set up with another kex (`setup_kexes`, setup_kex) adds that shape too: its wall time is the one subtracted."""
+    seen: dict[tuple, Combination] = {}
+    for combo in transfers:
+        seen.setdefault(combo.shape, combo)
+        if setup_kexes and (kex := setup_kexes.get(combo)):
+            other = replace(combo, kex=kex)
+            seen.setdefault(other.shape, other)
+    return list(seen.values())
+
+
+def kex_handshakes(
+    transfers: list[Combination], client_builds: dict[str, ClientAlgorithms] | None, targets: dict[str, Target]
+) -> list[Combination]:
+    """A build sweep's set-up table per kex and build: besides the transfers' own shapes, a handshake of
+    every pairing with each kex some pairing measures (e.g. OpenSSH 10.0's default mlkem768x25519-sha256
+    next to 9.2's sntrup761x25519-sha512@openssh.com on 10.0 <-> 10.0) that both builds of the pairing speak."""
+    if not (client_builds or any(t.sshd_build for t in targets.values())):
+        return []
+    shapes = {c.shape for c in transfers}
+    kexes = list(dict.fromkeys(c.kex for c in transfers if c.kex != UNPINNED))
+    servers = {t.sshd_build: t.server_algorithms().kex for t in targets.values()}
+    out: list[Combination] = []
+    for combo in handshake_combinations(transfers):
+        if combo.client != "openssh" or combo.server != "openssh":
+            continue
+        client_kex = client_builds[combo.ssh_build].kex if client_builds and combo.ssh_build else None
+        for kex in kexes:
+            other = replace(combo, kex=kex)
+            speaks = kex in servers.get(combo.sshd_build, []) and (client_kex is None or kex in client_kex)
+            if speaks and other.shape not in shapes and other not in out:
+                out.append(other)
+    return out
+
+
+def calibration_key(combo: Combination) -> Combination:
+    """What a combination's payload size is calibrated by: everything but its MAC and kex. The cipher
+    (with tool, direction, link, streams...) sets the rate to within ~2x; a MAC moves it less (aes128-ctr
+    with umac-64 vs hmac-sha2-512: ~1.6x here), and a data phase 0.5-2x the target times as well. So
+    `--full` (115 combinations on OpenSSH 9.2, ~1.2 s of probes each) probes once per cipher; a build sweep's
+    pairings share their probe too (builds of one cipher run within ~10% of each other here)."""
+    return replace(combo, mac="", kex="", ssh_build="", sshd_build="")
+
+
+def calibration_groups(transfers: list[Combination]) -> dict[Combination, list[Combination]]:
+    """Each calibration group's first combination (in matrix order) -> every member, itself first."""
+    groups: dict[Combination, list[Combination]] = {}
+    for combo in transfers:
+        groups.setdefault(calibration_key(combo), []).append(combo)
+    return {members[0]: members for members in groups.values()}
+
+
+def schedule(
+    transfers: list[Combination],
+    handshakes: list[Combination],
+    runs: int,
+    warmup: int,
+    calibrate: bool,
+    raw_tcp: Combination | list[Combination] | None = None,
+    seed: int | None = None,
+) -> list[ScheduledTrial]:
+    """Warm-up passes first (the first one calibrates sizes when asked, one probe per calibration group:
+    the others of a group take its size), then `runs` interleaved passes.
+    Each pass opens with its handshake trials, so that a tool timed by wall minus handshake (scp,
+    sftp, rsync) has a handshake figure when its calibration probe needs a rate.
+    `raw_tcp`: the raw TCP control (sshbench.baselines.raw_tcp), one trial per pass like a combination
+    (a list: one per emulated link). `seed`: the transfers of each measured pass in an order shuffled
+    with it (recorded in the settings, so a run can be replayed); None keeps the matrix order."""
+    rng = random.Random(seed) if seed is not None else None
+    plan: list[ScheduledTrial] = []
+    raw_tcps = [] if raw_tcp is None else [raw_tcp] if isinstance(raw_tcp, Combination) else list(raw_tcp)
+    warmup_passes = max(warmup, 1 if calibrate else 0)
+    probed = list(calibration_groups(transfers)) if calibrate else transfers
+    for rep in range(warmup_passes):
+        plan.extend(ScheduledTrial(c, TrialKind.HANDSHAKE, rep, True) for c in handshakes)
+        first = calibrate and rep == 0  # the calibration pass: one probe per group (calibration_key)
+        plan.extend(
+            ScheduledTrial(c, TrialKind.TRANSFER, rep, True, calibration=first)
+            for c in (probed if first else transfers)
+        )
+        plan.extend(
+            ScheduledTrial(r, TrialKind.RAW_TCP, rep, True, calibration=calibrate and rep == 0) for r in raw_tcps
+        )
+    for rep in range(runs):
+        plan.extend(measured_round(transfers, handshakes, rep, rng))
+        plan.extend(ScheduledTrial(r, TrialKind.RAW_TCP, rep, False) for r in raw_tcps)
+    return plan
+
+
+def measured_round(
+    transfers: list[Combination], handshakes: list[Combination], rep: int, rng: random.Random | None = None
+) -> list[ScheduledTrial]:
+    """One measured pass: its handshakes, then every transfer once (shuffled by `rng` when given)."""
+    order = rng.sample(transfers, len(transfers)) if rng is not None else list(transfers)
+    return [
+        *(ScheduledTrial(c, TrialKind.HANDSHAKE, rep, False) for c in handshakes),
+        *(ScheduledTrial(c, TrialKind.TRANSFER, rep, False) for c in order),
+    ]
+
+
+def _notice_once(notices: list[str], notice: str) -> None:
+    if notice not in notices:
+        notices.append(notice)
+
+
+def select_algorithms(
+    settings: RunSettings,
+    client: ClientAlgorithms,
+    server: ServerAlgorithms,
+    label: str,
+    skipped: list[str] | None = None,
+    every_cipher: bool = False,
+) -> tuple[list[str], list[str], list[str]]:
+    """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
+    client/server pairs), a name this pair cannot speak is left out and listed there instead of
+    failing: another pair (an AsyncSSH client for arcfour) may run it.
+
+    With no --ciphers: the ciphers the client offers by default (its `ssh -G` list, the user's ssh_config
+    included) that the server speaks, which is what the config line reorders; `--ciphers all`, --full and
+    `every_cipher` (a pair whose point is the legacy ciphers: AsyncSSH) take every cipher both ends speak.
+    Why not all by default: OpenSSH 9.2 also speaks three CBC ciphers and 3des-cbc (weak and broken,
+    never offered unless configured); their 4 of 10 rows cost a default run a third of each round, and the
+    rounds they took are what decided the fastest row against the rest (issue 23: 3 rounds in 60 s)."""
+    s = settings
+
+    def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str) -> list[str]:
+        if skipped is None:
+            return select_all(kind, spec, client, server, label)
+        chosen: list[str] = []
+        first_error: UsageError | None = None
+        for token in (t.strip() for t in spec.split(",") if t.strip()):
+            try:
+                chosen += [n for n in select_all(kind, token, client, server, label) if n not in chosen]
+            except UsageError as err:
+                first_error = first_error or err
+                skipped.append(f"{kind} {token}")
+        if not chosen:
+            raise first_error or UsageError(f"--{kind}s {spec!r} selects nothing")
+        return chosen
+
+    offered = [c for c in client.default_ciphers if c in server.ciphers and c in client.ciphers]
+    every = s.full or every_cipher or not offered
+    ciphers = select("cipher", s.ciphers or ("all" if every else "default"), client, server, label)
+    if s.macs:
+        macs = select("mac", s.macs, client, server, label)
+    elif s.full:
+        macs = select("mac", "all", client, server, label)
+    else:
+        default_mac = would_negotiate(client.default_macs, server.macs)
+        macs = [default_mac] if default_mac else select("mac", "all", client, server, label)[:1]
+    if s.kex:
+        kexes = select("kex", s.kex, client, server, label)
+    else:
+        default_kex = would_negotiate(client.default_kex, server.kex)
+        kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
+    return ciphers, macs, kexes
+
+
+def default_algorithms(client: ClientAlgorithms, server: ServerAlgorithms) -> dict[str, str] | None:
+    """What a connection with no options negotiates between this client and this server: the client's first
+    default the server offers, per kind (the MAC `implicit` for an AEAD cipher). None where one is missing."""
+    cipher = would_negotiate(client.default_ciphers, server.ciphers)
+    mac = IMPLICIT_MAC if cipher in client.aead_ciphers else would_negotiate(client.default_macs, server.macs)
+    kex = would_negotiate(client.default_kex, server.kex)
+    if not (cipher and mac and kex):
+        return None
+    return {"cipher": cipher, "mac": mac, "kex": kex}
+
+
+def defaults_json(client: ClientAlgorithms, server: ServerAlgorithms) -> dict:
+    """The environment's `client_default_algorithms`: the client's default lists (what `^`/`-` config lines
+    change, security/config_lines.py) and what they negotiate with this server (the conclusion's default)."""
+    return {
+        "negotiated": default_algorithms(client, server),
+        "lists": {"cipher": client.default_ciphers, "mac": client.default_macs, "kex": client.default_kex},
+    }
+
+
+def server_name(target_key: str) -> str:
+    """The server implementation of a runner's target key (`openssh`, or `openssh@OpenSSH_10.0p2` in a build sweep)."""
+    return target_key.split("@", 1)[0]
+
+
+def target_key(server: str, sshd_build: str = "") -> str:
+    """The runner's key for the target of `server` (and, in a build sweep, of that sshd build)."""
+    return f"{server}@{sshd_build}" if sshd_build else server
+
+
+def _note_ciphers_left_out(
+    settings: RunSettings,
+    ciphers: list[str],
+    client: ClientAlgorithms,
+    server: ServerAlgorithms,
+    notices: list[str],
+) -> None:
+    """The default selection (the client's offered ciphers) left some out: say which, and how to add them."""
+    if settings.ciphers or settings.full:
+        return
+    left_out = [c for c in client.ciphers if c in server.ciphers and c not in ciphers and c != "none"]
+    if left_out:
+        _notice_once(
+            notices,
+            f"ciphers: the {len(ciphers)} your ssh offers by default; --ciphers all adds {', '.join(left_out)}",
+        )
+
+
+def _note_idle_mac_options(
+    settings: RunSettings, ciphers: list[str], aead_ciphers: set[str], notices: list[str]
+) -> None:
+    """A MAC option that changes nothing because every selected cipher is AEAD (its own integrity): said once."""
+    if not ciphers or not all(c in aead_ciphers for c in ciphers):
+        return
+    if settings.macs:
+        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --macs has no effect")
+    elif settings.full:
+        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --full sweeps no MACs")
+
+
+def plan_matrix(
+    targets: dict[str, Target],
+    tools: dict[str, TransferTool],
+    settings: RunSettings,
+    notices: list[str],
+    client_builds: dict[str, ClientAlgorithms] | None = None,
+) -> list[Combination]:
+    """Every combination over every (server, client implementation) pair, and in a build sweep every
+    (ssh build, sshd build) pairing (`client_builds`: label -> what that ssh build speaks; the targets'
+    `sshd_build`). With several pairs, an algorithm one pair cannot speak is skipped for that pair with a
+    notice (an algorithm only one build has, say); it is an error only when no pair can."""
+    s = settings
+    axes = s.matrix_spec()  # parsed once for every pair and tool below
+    pairs = [
+        (server_name(name), t, client_name, build, algorithms)
+        for name, t in targets.items()
+        for client_name, client in t.client_implementations().items()
+        for build, algorithms in (
+            client_builds.items() if client_builds and client_name == "openssh" else [("", client)]
+        )
+    ]
+    combos: list[Combination] = []
+    errors: list[UsageError] = []
+    for server_impl, target, client_name, ssh_build, client in pairs:
+        pair_name = f"{client_name}/{server_impl}"
+        if ssh_build or target.sshd_build:
+            pair_name = f"{ssh_build or client_name} -> {target.sshd_build or server_impl}"
+        skipped: list[str] | None = [] if len(pairs) > 1 else None
+        try:
+            ciphers, macs, kexes = select_algorithms(
+                s,
+                client,
+                target.server_algorithms(),
+                target.label,
+                skipped,
+                every_cipher=server_impl == "asyncssh" or client_name != "openssh",
+            )
+            _note_ciphers_left_out(s, ciphers, client, target.server_algorithms(), notices)
+            if skipped:
+                notices.append(f"{pair_name} leaves out {', '.join(skipped)}: not spoken by both ends of that pair")
+        except UsageError as err:
+            if len(pairs) == 1:
+                raise
+            errors.append(err)
+            notices.append(f"{pair_name}: {err}")
+            continue
+        _note_idle_mac_options(s, ciphers, client.aead_ciphers, notices)
+        for tool in tools.values():
+            if client_name != "openssh" and (client_name, tool.name) not in TOOLS:
+                # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
+                notice = f"the {client_name} client has no {tool.name} tool: {pair_name} runs pipe only"
+                if notice not in notices:
+                    notices.append(notice)
+                continue
+            sinks = list(axes.sinks)
+            if tool.needs_file_sink and "null" in sinks:
+                # rsync renames a temp file into place: /dev/null cannot be its destination
+                sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))
+                notice = f"{tool.name} cannot write to /dev/null: it writes to a tmpfs sink instead"
+                if notice not in notices:
+                    notices.append(notice)
+            tool_ciphers, tool_macs, tool_kexes, tool_client = ciphers, macs, kexes, client_name
+            compressions = list(axes.compressions)
+            if not tool.compresses and compressions != [NO_COMPRESSION]:
+                # its zlib rows would be uncompressed ones under another name (refused up front when it is the
+                # only tool and --compression on: cli/run_notices.py)
+                compressions = [c for c in compressions if c == NO_COMPRESSION]
+                _notice_once(
+                    notices,
+                    f"{tool.name} cannot compress (its SSH client has no zlib): its --compression rows are left out",
+                )
+                if not compressions:
+                    continue
+            if tool.client_name is not None:  # rclone: its own SSH client, ranked apart from OpenSSH's
+                tool_client = tool.client_name
+                if not tool.pins:
+                    tool_ciphers, tool_macs, tool_kexes = [UNPINNED], [IMPLICIT_MAC], [UNPINNED]
+                    _notice_once(
+                        notices,
+                        f"{tool.name} cannot be told which cipher, MAC or kex to use: its rows are its own choice "
+                        f"('{UNPINNED}'), ranked apart and never with pinned ones",
+                    )
+            # The conclusion compares with what a connection with no options gets: measured even when the
+            # selection leaves it out (a reference, like the raw TCP control: --no-baselines drops it).
+            default = (
+                default_algorithms(client, target.server_algorithms())
+                if s.baselines and s.default_reference and tool_client == client_name
+                else None
+            )
+            algorithm_sets = [(tool_ciphers, tool_macs, tool_kexes)]
+            if default is not None:
+                algorithm_sets.append(([default["cipher"]], [default["mac"]], [default["kex"]]))
+            for set_index, (set_ciphers, set_macs, set_kexes) in enumerate(algorithm_sets):
+                before = len(combos)
+                tool_combos = build_matrix(
+                    set_ciphers,
+                    set_macs,
+                    set_kexes,
+                    client.aead_ciphers | {UNPINNED},
+                    compression=compressions,
+                    tool=tool.name,
+                    direction=list(axes.directions),
+                    sink=sinks,
+                    payload=list(axes.payloads),
+                    server=server_impl,
+                    client=tool_client,
+                    link=[p.name for p in axes.links],
+                    streams=list(axes.stream_counts),
+                )
+                if ssh_build or target.sshd_build:
+                    ssh_label = ssh_build if tool_client == client_name else ""  # rclone brings its own client
+                    tool_combos = [replace(c, ssh_build=ssh_label, sshd_build=target.sshd_build) for c in tool_combos]
+                # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
+                kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
+                if len(kept) < len(tool_combos):
+                    _notice_once(
+                        notices,
+                        f"{tool.name} splits a file over several connections only when downloading: "
+                        "its -P N uploads are left out",
+                    )
+                combos.extend(c for c in kept if c not in combos)
+                if set_index == 1 and default is not None and len(combos) > before:
+                    mac = "" if default["mac"] == IMPLICIT_MAC else f" + {default['mac']}"
+                    _notice_once(
+                        notices,
+                        f"{pair_name}: also measured the default, {default['cipher']}{mac} "
+                        f"({default['kex']}), to compare with (--no-baselines leaves it out)",
+                    )
+    if not combos and errors:
+        raise errors[0]
+    if any(c.streams > 1 for c in combos):
+        notices.append(
+            "-P N: N connections started together, each moving 1/N of the payload; MiB/s is the aggregate "
+            "(all bytes over the common data phase, first start to last end); per-stream figures in the JSON"
+        )
+    return combos

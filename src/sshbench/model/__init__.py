@@ -1,0 +1,1 @@
+"""What the trials say: summaries, rankings and their statistics."""
