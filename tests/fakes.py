@@ -217,3 +217,136 @@ def invalid_run() -> RunResult:
         t.data_s = None
     result.exit_code = 1
     return result
+
+
+# -- whole runs against fakes: the runner handed fake parts (sshbench.measure.runner.RunParts) -----------------------
+
+
+class FakeClock:
+    """The run's clock (RunParts.clock): it moves only as fake trials take their wall time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class FakeExecutors:
+    """A run's executors (executors.ExecutorSet) that start nothing: each trial is `trial_for` at `rates` with the
+    size the run asked for, a steady clock, and its wall time (set-up `setup_s` + data phase) taken on `clock`.
+    `interrupt_after`: a Ctrl-C as the trial after that many starts. `warm`: rows' rounds after their first are
+    bursts (executors.WarmBursts) in these sessions."""
+
+    ctx: object
+    rates: MadeUpRates
+    clock: FakeClock
+    setup_s: float = 0.3
+    interrupt_after: int | None = None
+    warm: object | None = None
+    started: list[ScheduledTrial] = field(default_factory=list)
+    sizes_asked: list[int] = field(default_factory=list)
+    stopped: bool = False
+
+    def executor_for(self, item: ScheduledTrial):
+        from sshbench.measure.executors import WarmBursts
+
+        if self.warm is not None and item.kind == "transfer":
+            return WarmBursts(self.ctx, self, self.warm, list(self.ctx.result.combinations))  # type: ignore[attr-defined]
+        return self
+
+    def run(self, item: ScheduledTrial, size: int, overlay=None) -> Trial:
+        if self.interrupt_after is not None and len(self.started) >= self.interrupt_after:
+            raise KeyboardInterrupt
+        self.started.append(item)
+        self.sizes_asked.append(size)
+        trial = trial_for(item, self.rates, payload_bytes=size or 8 * MIB, at=1.7e9 + len(self.started))
+        if item.kind == "transfer":
+            trial.data_clock = "steady-state"
+            trial.wall_s = self.setup_s + (trial.data_s or 0.0) + 0.1
+        self.clock.now += trial.wall_s or 0.0
+        return trial
+
+    def skips(self, item: ScheduledTrial) -> bool:
+        return False
+
+    def before_rounds(self, combos: list[Combination]) -> None:
+        pass
+
+    def end_rounds(self) -> list[str]:
+        return []
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class FakeWarmSessions:
+    """Warm sessions (warm.WarmSessions' part executors.WarmBursts uses) that open nothing: a burst is a fresh
+    trial marked as a burst; `break_after` bursts of a row, its session is broken (its ssh exited)."""
+
+    def __init__(self, fresh: FakeExecutors, break_after: int | None = None) -> None:
+        self.fresh, self.break_after = fresh, break_after
+        self.sessions: dict[Combination, int] = {}
+        self.opened = 0
+
+    def open_all(self, combos, open_session, track=None) -> None:
+        for combo in combos:
+            if combo not in self.sessions:
+                self.sessions[combo] = 0
+                self.opened += 1
+
+    def broken(self, combo: Combination) -> str | None:
+        if self.break_after is not None and self.sessions[combo] >= self.break_after:
+            return "the warm session's ssh exited with status 255: Broken pipe"
+        return None
+
+    def burst(self, combo: Combination, repetition: int) -> Trial:
+        size = self.fresh.ctx.sizes.get(combo, 64 * MIB)  # type: ignore[attr-defined]
+        trial = self.fresh.run(ScheduledTrial(combo, "transfer", repetition, False), size)
+        trial.warm_burst = self.sessions[combo]
+        self.sessions[combo] += 1
+        return trial
+
+
+def fake_parts(
+    rates: MadeUpRates,
+    clock: FakeClock | None = None,
+    target: FakeTarget | None = None,
+    warm: bool = False,
+    break_after: int | None = None,
+    **executor_options,
+):
+    """RunParts whose every part is fake: a FakeTarget started, FakeExecutors (with `executor_options`), the
+    fake clock, no rekey probe, a why experiment that records its call, a canned header. Returns (parts, state):
+    state["executors"] is the run's FakeExecutors once made, state["why"] the experiment's keyword arguments."""
+    from sshbench.measure.runner import RunParts
+
+    clock = clock or FakeClock()
+    state: dict = {"clock": clock}
+
+    def start_targets(settings, into, cleanup, env) -> None:
+        into.add("openssh", target or FakeTarget())
+
+    def executors(ctx):
+        made = FakeExecutors(ctx, rates, clock, **executor_options)
+        if warm:
+            made.warm = FakeWarmSessions(made, break_after=break_after)
+        state["executors"] = made
+        return made
+
+    def why_experiment(**kwargs) -> dict:
+        state["why"] = kwargs
+        state["why_started_at"] = clock.now
+        return {"mode": kwargs["mode"], "combinations": []}
+
+    parts = RunParts(
+        start_targets=start_targets,
+        executors=executors,
+        clock=clock,
+        rekey_probe=lambda *a, **k: None,
+        why_experiment=why_experiment,
+        header=lambda **kwargs: dict(ENVIRONMENT),
+        clean_leftovers=lambda: [],
+    )
+    return parts, state

@@ -115,9 +115,3 @@ def test_fitted_data_phase_never_grows_and_stops_at_the_floor():
     assert fitted_data_phase(5.0, cost, target_s=1.0, floor_s=0.25) == 0.25  # not even the floor fits
     paced = fitted_data_phase(15.0, cost, target_s=1.0, floor_s=0.25, room_share=PACE_ROOM)
     assert paced == pytest.approx(15.0 * 0.95 / 12 - 0.5, abs=1e-6)
-
-
-def test_the_plans_name_for_it_is_the_same_function():
-    from sshbench.measure import budget, plan
-
-    assert plan.fitted_data_phase is budget.fitted_data_phase

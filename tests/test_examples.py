@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sshbench.cli.main import build_parser
-from sshbench.cli.run import RUN_EXAMPLES
+from sshbench.cli.run_options import RUN_EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs" / "examples").glob("[0-9]*.md"))

@@ -175,13 +175,17 @@ class _RatesByRound(MadeUpRates):
         return rates[min(repetition, len(rates) - 1)]
 
 
-def _three_rounds_with_a_contested_answer(monkeypatch, settings: RunSettings, budget_after_reserves_s: float):
+def _three_rounds_with_a_contested_answer(reserve=None, budget_after_reserves_s: float = 5.0):
     """Three rounds in: the first row, a noisy second one not told apart from it, a third ordered behind the
     first but not behind the noisy one, and three rows behind them, undecided among themselves; each transfer
-    1 s of a fake clock. Returns the runner, ready for its adaptive rounds with `budget_after_reserves_s` left
-    after the end's reserve and the --why experiment's (settings.why)."""
+    1 s of a fake clock. Returns (the trials, a function that runs `--runs auto`'s rounds as the runner does
+    (rounds.next_round) with `budget_after_reserves_s` left after the end's reserve and the `reserve`'s cost, and
+    returns the notice's reason and how many rounds were for the answer's rows alone)."""
+    import random
+
     from fakes import trial_for
-    from sshbench.measure import runner as runner_module
+    from sshbench.measure import rounds
+    from sshbench.measure.budget import END_RESERVE_S, Budget
     from sshbench.measure.plan import ScheduledTrial
     from sshbench.results import Combination
 
@@ -204,65 +208,68 @@ def _three_rounds_with_a_contested_answer(monkeypatch, settings: RunSettings, bu
         clock[0] += trial.wall_s
         return trial
 
-    settings.ciphers = ",".join(own)
-    run = runner_module.Runner(settings)
+    trials = []
     for rep in range(3):
         for combo in combos:
-            run.result.trials.append(measured(ScheduledTrial(combo, "transfer", rep, False)))
-        run.result.trials.append(measured(ScheduledTrial(combos[0], "handshake", rep, False)))
-    why_s = run._why_reserve(FakeTarget(), combos).cost_after(run.result.trials)  # type: ignore[arg-type]
-    settings.budget_s = runner_module.END_RESERVE_S + why_s + budget_after_reserves_s
-    clock[0] = 0.0
-    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
-    run._started = 0.0
-    monkeypatch.setattr(run, "_one", lambda target, item, *rest, **kw: measured(item))
-    return run
+            trials.append(measured(ScheduledTrial(combo, "transfer", rep, False)))
+        trials.append(measured(ScheduledTrial(combos[0], "handshake", rep, False)))
+    why_s = reserve.cost_after(trials) if reserve is not None else 0.0
+    settings = RunSettings(adaptive=True, baselines=False, why="off", seed=3,
+                           budget_s=END_RESERVE_S + why_s + budget_after_reserves_s)  # fmt: skip
+    started = clock[0]
+
+    def adaptive_rounds() -> tuple[str, int]:
+        rng, done, answer_only = random.Random(4), 3, 0
+        while True:
+            budget = Budget(settings.budget_s, started, END_RESERVE_S, reserve, clock=lambda: clock[0])
+            step = rounds.next_round(trials, settings, done, budget, {}, rng)
+            if step.plan is None:
+                return step.reason, answer_only
+            answer_only += step.answer_only
+            trials.extend(measured(item) for item in step.plan)
+            done += 1
+
+    return trials, adaptive_rounds
 
 
-def _fourth_round(run) -> set[str]:
-    assert not any(t.repetition > 3 for t in run.result.trials)  # a second such round no longer fits
-    return {t.combination.cipher for t in run.result.trials if t.repetition == 3 and t.kind == "transfer"}
+def _fourth_round(trials) -> set[str]:
+    assert not any(t.repetition > 3 for t in trials)  # a second such round no longer fits
+    return {t.combination.cipher for t in trials if t.repetition == 3 and t.kind == "transfer"}
 
 
-def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one(monkeypatch):
+def test_where_a_whole_adaptive_round_no_longer_fits_the_answers_rows_get_one():
     """A whole round (6 trials of ~1 s) does not fit the time left; the three rows the answer rests on do, once."""
-    settings = RunSettings(adaptive=True, baselines=False, why="off", seed=3)
     # 5 s after the end's reserve: a whole round takes ~7.4 s (6 trials and a handshake, +20%), the three ~3.8 s
-    run = _three_rounds_with_a_contested_answer(monkeypatch, settings, 5.0)
-    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
-    assert _fourth_round(run) == {"first", "noisy", "behind"}
-    assert (
-        "--runs auto: 4 rounds (1 of them for the fastest group's undecided pairs alone), stopped: the --budget"
-        in run.result.notices[-1]
-    )
+    trials, adaptive_rounds = _three_rounds_with_a_contested_answer(None, 5.0)
+    reason, answer_only = adaptive_rounds()
+    assert _fourth_round(trials) == {"first", "noisy", "behind"}
+    assert reason.startswith("the --budget of") and answer_only == 1
 
 
 @pytest.mark.parametrize("left_s,fourth", [(2.0, {"first", "noisy", "behind"}), (0.2, set())])
-def test_the_answers_round_may_take_the_why_experiments_spare_before_its_optional_rounds(monkeypatch, left_s, fourth):
+def test_the_answers_round_may_take_the_why_experiments_spare_before_its_optional_rounds(left_s, fourth):
     """With the default --why experiment ahead, the answer's round (~3.8 s) no longer fits the 2 s left after the
     experiment's reserve, but does in that and the reserve's spare (Reserve.spare_after, 3.25 s here): it runs,
     once. With 0.2 s left it does not."""
     from sshbench.measure.calibration import Reserve
-    from sshbench.measure.runner import Runner
 
     reserve = Reserve(trials=10, data_s_each=0.55, stretch=2.0)  # a default run's: 1 warm-up + 3 rounds of 3
-    monkeypatch.setattr(Runner, "_why_reserve", lambda self, target, combos: reserve)
-    settings = RunSettings(adaptive=True, baselines=False, why="auto", seed=3)
-    run = _three_rounds_with_a_contested_answer(monkeypatch, settings, left_s)
-    assert reserve.spare_after(run.result.trials) == pytest.approx(3.25)  # 10 x (0.55 + 0.1) x (2.0 - 1.5)
-    run._adaptive_rounds(FakeTarget(), {}, None, None, 0)  # type: ignore[arg-type]
-    assert _fourth_round(run) == fourth
+    trials, adaptive_rounds = _three_rounds_with_a_contested_answer(reserve, left_s)
+    assert reserve.spare_after(trials) == pytest.approx(3.25)  # 10 x (0.55 + 0.1) x (2.0 - 1.5)
+    adaptive_rounds()
+    assert _fourth_round(trials) == fourth
 
 
 def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_size_a_pipe_upload_starts_with(
     tmp_path,
 ):
-    """Runner._write_tails: the pipe's uploads then read tails of that one file (no file per size between two
+    """run_plan.write_tails (the executors' before_rounds): the pipe's uploads then read tails of that one file (no file per size between two
     trials); -P N counts each stream's share; a download or a tool that names a file (scp) is not counted."""
     from sshbench.host.cleanup import Cleanup
-    from sshbench.measure.runner import Runner
+    from sshbench.measure.run_plan import write_tails
     from sshbench.measure.trial_files import TrialPaths
     from sshbench.results import Combination
+    from sshbench.tools import get_tool
     from sshbench.units import MIB
 
     kex = "curve25519-sha256"
@@ -275,12 +282,10 @@ def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_s
     ]
     sizes = dict(zip(combos, (3 * MIB, 5 * MIB, 12 * MIB, 7 * MIB, 9 * MIB)))
     settings = RunSettings(ciphers="a", tool="pipe,scp", baselines=False)
-    run = Runner(settings)
     cleanup = Cleanup()
     try:
         paths = TrialPaths(FakeTarget(), cleanup, tmp_path, combos, settings)
-        run._paths, run._files = {"openssh": paths}, paths
-        run._write_tails(combos, sizes)
+        write_tails(combos, sizes, lambda c: paths, lambda c: get_tool(c.tool))
         written = sorted(p.stat().st_size for p in tmp_path.iterdir() if p.name.startswith("payload-"))
         assert written == [6 * MIB]  # c's share of 12 MiB over 2 streams, more than b's 5
         assert paths.for_trial(combos[0], "transfer", 3 * MIB, tail_ok=True).local_source_offset == 3 * MIB
@@ -288,11 +293,14 @@ def test_before_the_measured_rounds_one_payload_file_is_written_at_the_biggest_s
         cleanup.close()
 
 
-def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_one_notice(monkeypatch):
-    """Runner._pace at the start of rounds 2 and 3: the round before took longer than the time left allows for
-    the rounds left, so their payloads shrink; the notice is one line, the last pace's."""
+def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_one_notice():
+    """rounds.pace at the start of rounds 2 and 3 (the runner's _pace): the round before took longer than the time
+    left allows for the rounds left, so their payloads shrink; the notice is one line, the last pace's."""
+    from dataclasses import replace
+
     from fakes import trial_for
-    from sshbench.measure import runner as runner_module
+    from sshbench.measure import rounds
+    from sshbench.measure.budget import END_RESERVE_S, Budget
     from sshbench.measure.plan import ScheduledTrial
     from sshbench.results import STEADY_STATE, Combination
     from sshbench.units import MIB
@@ -301,27 +309,31 @@ def test_a_minimum_round_slower_than_the_fit_said_shrinks_the_rounds_left_with_o
     settings = RunSettings(
         adaptive=True, runs=3, fit_seconds=True, seconds=0.5, baselines=False, why="off", budget_s=30.0
     )
-    run = runner_module.Runner(settings)
-    run.result.notices.append("--budget 30 s: data phase shrank from ~1 s to ~0.5 s to fit 5 rounds of 4 transfers")
+    notices = ["--budget 30 s: data phase shrank from ~1 s to ~0.5 s to fit 5 rounds of 4 transfers"]
+    trials = []
     for rep in (0, 1):
         for combo in combos:  # 384 MiB at 400 MiB/s, steady
             trial = trial_for(ScheduledTrial(combo, "transfer", rep, False), lambda c, r: 400.0, 384 * MIB)
             trial.data_clock = STEADY_STATE
-            run.result.trials.append(trial)
+            trials.append(trial)
     sizes = dict.fromkeys(combos, 384 * MIB)
     now = [11.0]
-    monkeypatch.setattr(runner_module.time, "monotonic", lambda: now[0])
-    run._started = 0.0
+    budget = Budget(30.0, 0.0, END_RESERVE_S, None, clock=lambda: now[0])
+    state = rounds.RoundState()
     # round 1 took 9 s; 30 - 3 (the end's reserve) - 11 = 16 s for two rounds: 7.6 s each (95%), 1.4 s of payload go
-    run._pace(1, 2.0, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
-    assert sizes == dict.fromkeys(combos, 224 * MIB) and settings.seconds == pytest.approx(0.255, abs=0.002)
-    first = run.result.notices[-1]
+    found = rounds.pace(1, 2.0, sizes, settings, budget, trials)
+    assert found is not None
+    first, seconds = found
+    state.replace_pace_notice(notices, first)
+    settings = replace(settings, seconds=seconds)
+    assert sizes == dict.fromkeys(combos, 224 * MIB) and seconds == pytest.approx(0.255, abs=0.002)
     assert first.startswith("--budget 30 s: round 1 took 9 s, so the data phase shrank from ~0.50 s to ~0.26 s")
     assert first.endswith("for the 2 minimum round(s) left")
     now[0] = 30.0  # round 2 took 18 s: the last round shrinks again, to the floor
-    run._pace(2, 12.0, sizes, FakeTarget(), combos)  # type: ignore[arg-type]
-    paced = [n for n in run.result.notices if " took " in n]
-    assert paced == [run.result.notices[-1]] and "round 2 took 18 s" in paced[0]  # one line: the last
-    assert run.result.notices[0].endswith("to fit 5 rounds of 4 transfers")  # the fit's own stays
-    assert settings.seconds == 0.12
-    assert "~0.12 s per trial" in run.result.environment["payload_size"]
+    found = rounds.pace(2, 12.0, sizes, settings, budget, trials)
+    assert found is not None
+    state.replace_pace_notice(notices, found[0])
+    paced = [n for n in notices if " took " in n]
+    assert paced == [notices[-1]] and "round 2 took 18 s" in paced[0]  # one line: the last
+    assert notices[0].endswith("to fit 5 rounds of 4 transfers")  # the fit's own stays
+    assert found[1] == 0.12

@@ -13,7 +13,7 @@ from conftest import run_cli
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cli import run_notices
 from sshbench.cli.main import build_parser
-from sshbench.cli.run import _given_run_options
+from sshbench.cli.run_options import given_options
 from sshbench.errors import UsageError
 from sshbench.measure.plan import plan_matrix
 from sshbench.settings import RunSettings
@@ -53,7 +53,7 @@ def _notices(*argv: str) -> list[str]:
         compression=args.compression,
         payload=args.payload,
     )
-    return run_notices.check(args, _given_run_options(["run", *argv]), settings)
+    return run_notices.check(args, given_options(["run", *argv]), settings)
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import communicate_or_dump, pid_alive, run_cli, sshbench_temp_dirs, start_cli, wait_for_line, wait_until
+from sshbench.axis_values import parse_parallel
 from sshbench.errors import UsageError
 from sshbench.host.cleanup import Cleanup
 from sshbench.measure.plan import ScheduledTrial
 from sshbench.measure.streams import common_data_phase, merge, summarise_streams
 from sshbench.results import IMPLICIT_MAC, Combination, Trial
-from sshbench.settings import RunSettings, parse_parallel
+from sshbench.settings import RunSettings
 from sshbench.store.record_json import trial_from_json
 from sshbench.targets import PrivateOpenSSH
 from sshbench.tools.pipe import PipeTool

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sshbench.measure.plan import calibration_groups, fitted_data_phase, schedule
+from sshbench.measure.budget import fitted_data_phase
+from sshbench.measure.plan import calibration_groups, schedule
 from sshbench.results import IMPLICIT_MAC, Combination
 
 GCM = "aes128-gcm@openssh.com"

@@ -169,11 +169,14 @@ def test_a_run_stored_before_the_new_settings_loads_and_renders():
 
 def test_a_resumed_run_keeps_its_runs_decision_to_leave_the_experiment_out():
     """The fit is not made again on --resume: the notice stored with the stopped run carries the decision."""
-    from sshbench.measure.runner import WHY_NO_ROOM_NOTICE, Runner
+    from sshbench.measure.rounds import WHY_NO_ROOM_NOTICE
+    from sshbench.measure.runner import Runner
+    from sshbench.measure.spec import RunSpec
     from sshbench.results import RunResult
     from sshbench.settings import RunSettings
 
+    spec = RunSpec(RunSettings(seed=1))
     stopped = RunResult(settings=RunSettings(), notices=["ciphers: ...", WHY_NO_ROOM_NOTICE])
-    assert Runner(RunSettings(), resume_from=stopped)._why_no_room
-    assert not Runner(RunSettings(), resume_from=RunResult(settings=RunSettings()))._why_no_room
-    assert not Runner(RunSettings())._why_no_room
+    assert Runner(spec, resume_from=stopped).rounds.why_no_room
+    assert not Runner(spec, resume_from=RunResult(settings=RunSettings())).rounds.why_no_room
+    assert not Runner(spec).rounds.why_no_room

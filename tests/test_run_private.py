@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli, sshbench_temp_dirs
 from sshbench.host.cleanup import Cleanup
 from sshbench.measure.runner import Runner
+from sshbench.measure.spec import RunSpec
 from sshbench.measure.trial import run_trial
 from sshbench.model import summary
 from sshbench.results import Combination
@@ -154,7 +155,8 @@ def test_invalid_trials_are_caught(tmp_path):
 
 
 def test_runner_api_and_invalid_trials_never_counted(tmp_path):
-    result = Runner(RunSettings(ciphers="aes128-ctr", size=1 * MIB, runs=2, warmup=0, baselines=False)).run()
+    settings = RunSettings(ciphers="aes128-ctr", size=1 * MIB, runs=2, warmup=0, baselines=False)
+    result = Runner(RunSpec.check(settings)).run()
     assert result.status == "complete" and result.exit_code == 0
     (only,) = summary.summaries(result)
     assert only.valid_trials == 2

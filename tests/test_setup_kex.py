@@ -123,36 +123,48 @@ def test_the_report_lists_the_rows_own_set_up_first_and_names_the_one_the_transf
     assert [h.setup_only for h in summary.handshakes(result)] == [False]
 
 
-def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_size(monkeypatch):
+def test_an_adaptive_rounds_handshake_of_the_setup_kex_runs_without_a_payload_size(monkeypatch, tmp_path):
     """An adaptive round's handshakes are shaped like its first transfer (plan.handshake_combinations), and the
-    setup kex's one is a combination no payload was sized for (a default run's 4th round failed on it)."""
+    setup kex's one is a combination no payload was sized for (a default run's 4th round failed on it): the runner
+    asks its executor for 0 bytes, and a fresh connection's handshake connects with its own kex."""
     from types import SimpleNamespace
 
-    from fakes import FakeTarget
+    from fakes import FakeClock, FakeExecutors, FakeTarget, MadeUpRates
     from sshbench.measure import executors
-    from sshbench.measure import runner as runner_module
     from sshbench.measure.plan import ScheduledTrial, target_key
+    from sshbench.measure.runner import Runner
+    from sshbench.measure.spec import RunSpec
+    from sshbench.measure.target_set import TargetSet
+    from sshbench.results import RunResult
     from sshbench.settings import RunSettings
+    from sshbench.tools import get_tool
     from sshbench.tools.base import TrialFiles
 
-    run = runner_module.Runner(RunSettings())
-    target = FakeTarget()
-    files = TrialFiles(local_source="/dev/null", remote_source=None, remote_sink="/dev/null", local_sink="/dev/null")
-    run._paths = {target_key("openssh", ""): SimpleNamespace(for_trial=lambda *args, **kwargs: files)}  # type: ignore[dict-item]
-    run.targets = {target_key("openssh", ""): target}
-    run._files = run._paths[target_key("openssh", "")]  # type: ignore[assignment]
+    handshake = replace(GCM, cipher="aes256-gcm@openssh.com", kex=SETUP_KEX)  # not among the sizes
+    sizes = {GCM: 64 * MIB}
+    run = Runner(RunSpec(RunSettings(seed=1)))
+    run.targets.add(target_key("openssh", ""), FakeTarget())
+    fake = FakeExecutors(None, MadeUpRates(), FakeClock())
+    run.executors = fake
+    trial = run._one(ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), sizes)
+    assert trial.combination == handshake and fake.sizes_asked == [0]
+    with pytest.raises(KeyError):  # a transfer keeps needing its size
+        run._one(ScheduledTrial(handshake, TrialKind.TRANSFER, 3, False), sizes)
+
     calls: list[dict] = []
 
     def fake_run_trial(**kwargs) -> Trial:
         calls.append(kwargs)
         return Trial(kwargs["combo"], kwargs["kind"], kwargs["repetition"], False, 0, 0.0, exit_status=0, valid=True)
 
-    monkeypatch.setattr(
-        executors, "run_trial", fake_run_trial
-    )  # the single-connection executor (sshbench.measure.executors)
-    handshake = replace(GCM, cipher="aes256-gcm@openssh.com", kex=SETUP_KEX)  # not among the sizes
-    sizes = {GCM: 64 * MIB}
-    trial = run._one(target, ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), sizes, None, None)  # type: ignore[arg-type]
-    assert trial.combination == handshake and calls[0]["payload_bytes"] == 0 and calls[0]["setup_kex"] is None
-    with pytest.raises(KeyError):  # a transfer keeps needing its size
-        run._one(target, ScheduledTrial(handshake, TrialKind.TRANSFER, 3, False), sizes, None, None)  # type: ignore[arg-type]
+    monkeypatch.setattr(executors, "run_trial", fake_run_trial)  # the fresh connection's client
+    files = TrialFiles(local_source="/dev/null", remote_source=None, remote_sink="/dev/null", local_sink="/dev/null")
+    targets = TargetSet()
+    targets.add(target_key("openssh", ""), FakeTarget())
+    targets.paths = {target_key("openssh", ""): SimpleNamespace(for_trial=lambda *args, **kwargs: files)}  # type: ignore[dict-item]
+    settings = RunSettings()
+    ctx = executors.TrialContext(
+        settings, targets, RunResult(settings=settings), tmp_path, None, setup_kexes={handshake: SETUP_KEX}
+    )  # type: ignore[arg-type]
+    executors.FreshConnection(ctx, get_tool("pipe")).run(ScheduledTrial(handshake, TrialKind.HANDSHAKE, 3, False), 0)
+    assert calls[0]["payload_bytes"] == 0 and calls[0]["setup_kex"] is None  # a handshake: the row's own kex

@@ -402,7 +402,7 @@ def test_the_budget_fit_plans_for_the_adaptive_rounds_and_the_why_reserve():
         warm.warmup, warm.wall_s, warm.data_s = True, 0.6, 0.2  # 0.4 s of set-up per connection
         rest = [p for p in schedule([COMBO], [], 3, 1, calibrate=True) if not p.warmup]
         notice = calibration.fit_minimum_rounds(rest, [warm], time_left_s, reserve)
-        return settings.seconds, notice
+        return calibration.settings.seconds, notice
 
     # at 1 s, a round is 0.4 s set-up + 1536 MiB / 1000 MiB/s + 0.1 s start-up: 3 rounds take ~6.1 s, 5 ~10.2 s
     seconds, notice = fit(8.0)

@@ -139,6 +139,9 @@ class Axis:
     # that sweeps one answers each of its values on its own (condition_answer.py), as nobody picks the WAN for
     # its speed.
     condition: bool = False
+    # Where the axis nests in the matrix (plan.build_matrix: the smallest outermost; the algorithms innermost, so
+    # that one table of ciphers reads together per setting).
+    nesting: int = 0
 
 
 def swept_setup(combinations: Iterable[Combination]) -> list[str]:
@@ -166,20 +169,25 @@ def shown_apart(combos: list[Combination], setup: list[str]) -> list[str]:
 
 
 AXES: tuple[Axis, ...] = (
-    Axis("cipher", "cipher", "ciphers", connection=False),
-    Axis("mac", "MAC", "MACs", connection=False),
-    Axis("kex", "kex", "kex", connection=True),
-    Axis("compression", "compression", "compressions", connection=True, setup=True, usual=NO_COMPRESSION),
-    Axis("tool", "tool", "tools", connection=True, setup=True, usual="pipe"),
-    Axis("direction", "direction", "directions", connection=True, setup=True, usual="up", condition=True),
-    Axis("sink", "sink", "sinks", connection=True, setup=True, condition=True),
-    Axis("payload", "payload", "payloads", connection=False, setup=True, condition=True),
-    Axis("server", "server", "servers", connection=True, usual="openssh"),
-    Axis("client", "client", "clients", connection=True, usual="openssh"),
-    Axis("link", "link", "links", connection=True, setup=True, usual="loopback", condition=True),  # --link A,B
-    Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1),  # -P N
-    Axis("ssh_build", "ssh build", "ssh builds", connection=True),  # --ssh A,B (runs before it: "")
-    Axis("sshd_build", "sshd build", "sshd builds", connection=True),
+    Axis("cipher", "cipher", "ciphers", connection=False, nesting=13),
+    Axis("mac", "MAC", "MACs", connection=False, nesting=14),
+    Axis("kex", "kex", "kex", connection=True, nesting=6),
+    Axis("compression", "compression", "compressions", connection=True, setup=True, usual=NO_COMPRESSION, nesting=5),
+    Axis("tool", "tool", "tools", connection=True, setup=True, usual="pipe", nesting=2),
+    Axis("direction", "direction", "directions", connection=True, setup=True, usual="up", condition=True, nesting=3),
+    Axis("sink", "sink", "sinks", connection=True, setup=True, condition=True, nesting=4),
+    Axis("payload", "payload", "payloads", connection=False, setup=True, condition=True, nesting=1),
+    Axis("server", "server", "servers", connection=True, usual="openssh", nesting=8),
+    Axis("client", "client", "clients", connection=True, usual="openssh", nesting=9),
+    # --link A,B
+    Axis("link", "link", "links", connection=True, setup=True, usual="loopback", condition=True, nesting=0),
+    Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1, nesting=7),  # -P N
+    Axis("ssh_build", "ssh build", "ssh builds", connection=True, nesting=10),  # --ssh A,B (runs before it: "")
+    Axis("sshd_build", "sshd build", "sshd builds", connection=True, nesting=11),
+)
+# The axes a matrix crosses besides the algorithms (plan.build_matrix), outermost first.
+CROSSED_AXES: tuple[str, ...] = tuple(
+    a.name for a in sorted(AXES, key=lambda a: a.nesting) if a.name not in ("cipher", "mac")
 )
 
 

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from sshbench.compression import NO_COMPRESSION, ZLIB
+from sshbench.axis_values import (
+    SINKS,
+    Compression,
+    Direction,
+    MatrixSpec,
+    Payload,
+    Sink,
+    comma_list,
+    max_streams,
+    parse_parallel,
+)
 from sshbench.errors import UsageError
 from sshbench.links import LinkProfile, parse_links
 from sshbench.measure.payload import MIN_SIZE, PAYLOAD_KINDS
@@ -87,7 +98,7 @@ class TargetSpec:
             sshd_paths=tuple(builds.split_paths(sshd)) or (None,),
             sshd_session=sshd_session,
             ssh_config=ssh_config,
-            servers=tuple(_comma_list(server)) or ("openssh",),
+            servers=tuple(comma_list(server)) or ("openssh",),
             links=tuple(parse_links(link)),
             dropbear_window=dropbear_window,
             server_cpu=server_cpu,
@@ -98,21 +109,6 @@ class TargetSpec:
 
 
 @dataclass(frozen=True)
-class MatrixSpec:
-    """The run's axes besides the algorithms and the targets, parsed once (`RunSettings.matrix_spec`): what the
-    plan crosses (plan.plan_matrix) and the runner's raw TCP control follows. The algorithm lists are resolved
-    against what both ends speak, so they stay the settings' patterns."""
-
-    tools: tuple[str, ...]
-    directions: tuple[str, ...]
-    sinks: tuple[str, ...]
-    payloads: tuple[str, ...]
-    compressions: tuple[str, ...]
-    links: tuple[LinkProfile, ...]
-    stream_counts: tuple[int, ...]  # -P: checked against the target's and the user's limits once (getrlimit)
-
-
-@dataclass
 class RunSettings:
     host: str | None = None  # None: the private sshd
     ciphers: str | None = None  # None: every cipher both ends support
@@ -218,7 +214,7 @@ class RunSettings:
         self.check_builds()
         if self.sshd and self.host is not None:
             raise UsageError("--sshd is the binary of the private sshd started here; a HOST's sshd is its own")
-        axes = self.matrix_spec()  # parsing is the axes' check: one line for the first bad value
+        axes = self.axes  # parsing is the axes' check: one line for the first bad value
         if self.verify and all(sink == "null" for sink in axes.sinks):
             raise UsageError("--verify checks what arrived in a file: --sink null keeps nothing (add --sink tmpfs)")
         if self.file is not None:
@@ -253,8 +249,10 @@ class RunSettings:
         elif self.sshd_session is not None:
             raise UsageError("--sshd-session applies to an --sshd build (OpenSSH 9.8+) started here")
 
-    def matrix_spec(self) -> MatrixSpec:
-        """The axes, parsed once (UsageError as `validate` gives it)."""
+    @cached_property
+    def axes(self) -> MatrixSpec:
+        """The axes, parsed once per settings (UsageError as `validate` gives it). Settings are frozen, so the
+        parsed axes are the settings' for good."""
         return MatrixSpec(
             tools=tuple(self.tools()),
             directions=tuple(self.directions()),
@@ -265,8 +263,9 @@ class RunSettings:
             stream_counts=tuple(self.stream_counts()),
         )
 
-    def target_spec(self) -> TargetSpec:
-        """The run's target(s): what make_target needs, parsed once."""
+    @cached_property
+    def target(self) -> TargetSpec:
+        """The run's target(s): what make_target needs, parsed once per settings."""
         return TargetSpec.from_options(
             host=self.host,
             ssh=self.ssh,
@@ -279,35 +278,36 @@ class RunSettings:
             server_cpu=self.server_cpu,
             raw_tcp_port=self.raw_tcp_port,
             pin=self.pin,
-            most_streams=max(self.stream_counts()),
+            most_streams=max(self.axes.stream_counts),
         )
 
     def tools(self) -> list[str]:
-        return _comma_list(self.tool) or ["pipe"]
+        return comma_list(self.tool) or ["pipe"]
 
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         # iperf3's -R (reverse) is `down`
-        mapping = {"up": ["up"], "down": ["down"], "reverse": ["down"], "both": ["up", "down"]}
+        up, down = Direction.UP, Direction.DOWN
+        mapping = {"up": [up], "down": [down], "reverse": [down], "both": [up, down]}
         if self.direction not in mapping:
             raise UsageError(f"--direction must be up, down or both (got {self.direction!r})")
         return mapping[self.direction]
 
-    def sinks(self) -> list[str]:
-        found = _comma_list(self.sink) or ["null"]
+    def sinks(self) -> list[Sink]:
+        found = comma_list(self.sink) or ["null"]
         for sink in found:
             if sink not in SINKS:
                 raise UsageError(f"unknown sink {sink!r}; known: {', '.join(SINKS)}")
-        return found
+        return [Sink(sink) for sink in found]
 
-    def payloads(self) -> list[str]:
-        found = ["file"] if self.file else (_comma_list(self.payload) or ["random"])
+    def payloads(self) -> list[Payload]:
+        found = ["file"] if self.file else (comma_list(self.payload) or ["random"])
         for kind in found:
             if kind not in PAYLOAD_KINDS and kind != "file":
                 raise UsageError(f"unknown payload {kind!r}; known: {', '.join(PAYLOAD_KINDS)} (or --file PATH)")
-        return found
+        return [Payload(kind) for kind in found]
 
     def servers(self) -> list[str]:
-        return _comma_list(self.server) or ["openssh"]
+        return comma_list(self.server) or ["openssh"]
 
     def link_profiles(self) -> list:
         return parse_links(self.link)
@@ -316,97 +316,12 @@ class RunSettings:
         """-P N[,M...]: the stream counts to sweep, each from 1 to the most this target takes at once."""
         return parse_parallel(self.parallel, max_streams(self.host, self.servers()))
 
-    def compressions(self) -> list[str]:
-        mapping = {"off": [NO_COMPRESSION], "on": [ZLIB], "both": [NO_COMPRESSION, ZLIB]}
+    def compressions(self) -> list[Compression]:
+        mapping = {"off": [Compression.NONE], "on": [Compression.ZLIB], "both": [Compression.NONE, Compression.ZLIB]}
         if self.compression not in mapping:
             raise UsageError(f"--compression must be off, on or both (got {self.compression!r})")
         return mapping[self.compression]
 
 
-SINKS = ("null", "tmpfs", "disk")
 MAX_TIE = 0.5
 MIN_AUTO_RUNS = 3  # --runs auto: measured rounds before any is decided
-
-
-def parse_tie(text: str) -> float:
-    """`--tie 3%` (or `3`, or `0.5%`) as a fraction; UsageError unless a percentage from 0 to 50%."""
-    number = text.strip().removesuffix("%").strip()
-    try:
-        value = float(number) / 100.0
-    except ValueError:
-        raise UsageError(f"--tie {text!r} is not a percentage (e.g. 3%)") from None
-    if not 0.0 <= value <= MAX_TIE or value != value:
-        raise UsageError(f"--tie {text!r}: must be from 0% to {MAX_TIE:.0%}")
-    return value
-
-
-def parse_duration(text: str) -> float:
-    """`--budget 90s`, `5m`, `1h`, `1m30s` or plain seconds; UsageError unless a positive time."""
-    import re
-
-    raw = text.strip().lower()
-    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", raw)
-    if not raw or parts is None or not any(parts.groups()):
-        raise UsageError(f"--budget {text!r} is not a time (e.g. 90s, 5m)")
-    hours, minutes, seconds = (float(g) if g else 0.0 for g in parts.groups())
-    total = hours * 3600 + minutes * 60 + seconds
-    if total <= 0:
-        raise UsageError(f"--budget {text!r} must be positive")
-    return total
-
-
-def parse_runs(text: str | int) -> int | None:
-    """`--runs N` (a positive count) or `--runs auto` (None)."""
-    text = str(text)
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise UsageError(f"--runs {text!r}: a count (e.g. 5) or 'auto'") from None
-    if value < 1:
-        raise UsageError(f"--runs must be at least 1 (got {value})")
-    return value
-
-
-# sshd's MaxStartups default (10:30:100) starts refusing unauthenticated connections beyond 10 at once;
-# Dropbear's MAX_UNAUTH_PER_IP is 5. The private sshd is started with MaxStartups 1000: there the limit is
-# what one machine sensibly runs (each stream is an ssh, an sshd session and a reader).
-MAX_STREAMS_REMOTE = 10
-MAX_STREAMS_DROPBEAR = 5
-MAX_STREAMS_PRIVATE = 64
-
-
-def max_streams(host: str | None, servers: list[str]) -> int:
-    """The most connections one -P trial may open at once against this target (and the user's own
-    limits: open files and processes, a few per stream)."""
-    import resource
-
-    limit = MAX_STREAMS_REMOTE if host else MAX_STREAMS_DROPBEAR if "dropbear" in servers else MAX_STREAMS_PRIVATE
-    for kind, per_stream in ((resource.RLIMIT_NOFILE, 16), (resource.RLIMIT_NPROC, 4)):
-        soft = resource.getrlimit(kind)[0]
-        if soft != resource.RLIM_INFINITY and soft > 0:
-            limit = min(limit, max(soft // per_stream, 1))
-    return limit
-
-
-def parse_parallel(text: str | int, limit: int) -> list[int]:
-    """`-P 4` or `-P 1,2,4,8` as stream counts; UsageError unless each is from 1 to `limit`."""
-    counts = []
-    for token in _comma_list(str(text)) or ["1"]:
-        try:
-            value = int(token)
-        except ValueError:
-            raise UsageError(f"-P/--parallel {text!r}: a stream count or a comma list of them (e.g. 1,2,4)") from None
-        if not 1 <= value <= limit:
-            raise UsageError(
-                f"-P/--parallel {value}: a stream count from 1 to {limit} (the most connections this target "
-                "takes at once: sshd's MaxStartups, Dropbear's per-address limit, or your open-file limit)"
-            )
-        if value not in counts:
-            counts.append(value)
-    return counts
-
-
-def _comma_list(text: str | None) -> list[str]:
-    return list(dict.fromkeys(t.strip() for t in (text or "").split(",") if t.strip()))

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -273,7 +274,7 @@ def test_verify_against_a_remote_alias_uses_the_users_config_plus_the_lines(meas
             "    StrictHostKeyChecking yes\n    HostKeyAlgorithms ssh-ed25519\n"
         )
         result = _load(measured["json"])
-        result.settings.host, result.settings.ssh_config = "bench-alias", str(config)
+        result.settings = replace(result.settings, host="bench-alias", ssh_config=str(config))
         for target_kind in ("client", "server"):
             rec = recommend.build(result, "compatible", target_kind)
             assert rec.host_pattern == "bench-alias"

@@ -3,6 +3,8 @@ ratio and CI are the summaries' own, the undecided line says what to run, and th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sshbench.answers import answer
@@ -88,12 +90,14 @@ def test_default_fastest_says_configuring_buys_nothing_and_missing_default_says_
     assert fast_default is not None and fast_default.default_is_fastest
     assert "is the fastest: configuring buys nothing measurable here" in fast_default.lines()[1]
     no_reference = _run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]})
-    no_reference.settings.default_reference = False
+    no_reference.settings = replace(no_reference.settings, default_reference=False)
     unmeasured = answer.compute(no_reference)
     assert unmeasured is not None and unmeasured.default is None
     assert "was not measured in this run (--no-reference leaves it out)" in unmeasured.lines()[1]
     no_baselines = _run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]})
-    no_baselines.settings.baselines = False  # the option the user passed is the one named
+    no_baselines.settings = replace(
+        no_baselines.settings, baselines=False
+    )  # the option the user passed is the one named
     found = answer.compute(no_baselines)
     assert found is not None and "(--no-baselines leaves it out)" in found.lines()[1]
     failed = answer.compute(_run({GCM128: [700, 710, 690], GCM256: [300, 310, 305]}))  # measured, none valid

@@ -58,7 +58,7 @@ def test_an_emulated_link_gets_the_link_servers_class() -> None:
     assert target.raw_tcp().mode is RawTcpMode.LINK
     assert type(make_target(TargetSpec())) is SERVERS["openssh"]
     # a run builds the same spec from its settings
-    assert RunSettings(link="lan1g,loopback").target_spec() == TargetSpec.from_options(link="lan1g,loopback")
+    assert RunSettings(link="lan1g,loopback").target == TargetSpec.from_options(link="lan1g,loopback")
 
 
 def test_a_remote_host_says_how_its_raw_tcp_control_runs() -> None:

@@ -111,7 +111,7 @@ def measure(settings: RunSettings, args: argparse.Namespace, err: Console, store
     run_id: int | None = None
     with signals_raise():
         try:
-            target = make_target(settings.target_spec())
+            target = make_target(settings.target)
             target.start(cleanup)
             client, server = target.client_algorithms(), target.server_algorithms()
             ciphers = select("cipher", args.ciphers, client, server, target.label)

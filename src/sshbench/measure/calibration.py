@@ -208,7 +208,8 @@ class Calibration:
         rounds (`rest` holds the minimum ones) and the `reserve` after them would not fit in `time_left_s` at
         ~`seconds` per trial (`_cost_model`), so that the adaptive rounds have room and a slower machine or a
         bigger matrix still ends on time; below FIT_FLOOR_S (to SHORTEST_FIT_S) only as far as the minimum rounds
-        need to fit. Records the target used as `seconds`; returns a notice."""
+        need to fit. The target used becomes the calibration's `settings.seconds` (the run adopts it: the run's own
+        state, recorded as `seconds`); returns a notice."""
         s = self.settings
         cost = self._cost_model(rest, trials, reserve)
         if cost is None:
@@ -234,7 +235,7 @@ class Calibration:
         else:
             rounds_fit = f"to fit {planned} rounds of {len(transfers) // s.runs} transfers"
         notice = f"--budget {s.budget_s:g} s: data phase shrank from ~{s.seconds:g} s to ~{target:.2f} s {rounds_fit}"
-        s.seconds = round(target, 3)
+        self.settings = replace(s, seconds=round(target, 3))
         return notice
 
 

@@ -20,6 +20,7 @@ from sshbench.baselines.analysis import raw_tcp_by_link
 from sshbench.errors import RunError, UsageError
 from sshbench.links import parse_rate
 from sshbench.measure.runner import Runner
+from sshbench.measure.spec import RunSpec
 from sshbench.model import summary
 from sshbench.report.link_table import (
     CrossoverPoint,
@@ -98,14 +99,14 @@ def measure(args: CrossoverSpec, rate_bit_s: int, err: Console) -> MeasuredRate:
     recorder = RunRecorder(open_store(args.db))
     runner: Runner | None = None
     on_plan, on_trial = recorder.runner_hooks(lambda: runner.result if runner else None)  # type: ignore[arg-type,return-value]
-    runner = Runner(settings, on_trial=on_trial, on_plan=on_plan)
+    runner = Runner(RunSpec.check(settings), on_trial=on_trial, on_plan=on_plan)
     recorder.started(runner.result)
     result = runner.run()
     recorder.finished(result, err)
     if result.status != "complete":
         raise RunError(f"crossover at {rate_bit_s / 1e6:g} Mbit/s: {result.error or result.status}")
-    link = settings.link_profiles()[0].name
-    points = crossover_points(summary.summaries(result)).get(settings.payloads()[0], [])
+    link = settings.axes.links[0].name
+    points = crossover_points(summary.summaries(result)).get(settings.axes.payloads[0], [])
     raw = raw_tcp_by_link(result.trials).get(link)
     point: CrossoverPoint | None = points[0] if points else None
     return MeasuredRate(

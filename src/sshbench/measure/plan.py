@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -16,8 +17,7 @@ from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negoti
 from sshbench.algorithms import select as select_all
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import UsageError
-from sshbench.measure.budget import fitted_data_phase as fitted_data_phase  # its home now: budget.py
-from sshbench.results import IMPLICIT_MAC, UNPINNED, Combination, TrialKind
+from sshbench.results import CROSSED_AXES, IMPLICIT_MAC, UNPINNED, Combination, TrialKind
 from sshbench.tools import TOOLS, TransferTool
 
 if TYPE_CHECKING:  # only for annotations: settings and targets import far more than the plan needs
@@ -39,55 +39,33 @@ def build_matrix(
     macs: list[str],
     kexes: list[str],
     aead_ciphers: set[str],
-    compression: str | list[str] = NO_COMPRESSION,
-    tool: str | list[str] = "pipe",
-    direction: str | list[str] = "up",
-    sink: str | list[str] = "null",
-    payload: str | list[str] = "random",
-    server: str = "openssh",
-    client: str = "openssh",
-    link: str | list[str] = "loopback",
-    streams: int | list[int] = 1,
+    **values: str | int | Sequence[str | int],
 ) -> list[Combination]:
-    """ciphers x MACs x kex x compression x tool x direction x sink x payload; AEAD ciphers carry their
-    own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of
-    ciphers reads together per setting."""
-
-    def as_list(value: str | list[str]) -> list[str]:
-        return [value] if isinstance(value, str) else list(value)
-
+    """ciphers x MACs x every other axis of the table (results.AXES, nested as CROSSED_AXES): `values` gives an
+    axis's values by its name (one value or a list; an axis not given takes Combination's default). AEAD ciphers
+    carry their own integrity, so they are not multiplied by MACs. Algorithms vary fastest, so one table of ciphers
+    reads together per setting. A new axis is a Combination field and an AXES line: this crosses it."""
+    unknown = set(values) - set(CROSSED_AXES)
+    if unknown:
+        raise ValueError(f"build_matrix: not an axis: {', '.join(sorted(unknown))}")
+    given: dict[str, str | int | Sequence[str | int]] = {**values, "kex": kexes}
+    fields = Combination.__dataclass_fields__
+    lists = [_values(given[name]) if name in given else [fields[name].default] for name in CROSSED_AXES]
     combos: list[Combination] = []
-    stream_counts = [streams] if isinstance(streams, int) else list(streams)
-    for link_name, payload_kind, tool_name, dir_name, sink_name, comp, kex, n in itertools.product(
-        as_list(link),
-        as_list(payload),
-        as_list(tool),
-        as_list(direction),
-        as_list(sink),
-        as_list(compression),
-        kexes,
-        stream_counts,
-    ):
+    for point in itertools.product(*lists):
+        setting = dict(zip(CROSSED_AXES, point, strict=True))
         for cipher in ciphers:
-            cipher_macs = [IMPLICIT_MAC] if cipher in aead_ciphers else macs
-            for mac in cipher_macs:
-                combo = Combination(
-                    cipher=cipher,
-                    mac=mac,
-                    kex=kex,
-                    compression=comp,
-                    tool=tool_name,
-                    direction=dir_name,
-                    sink=sink_name,
-                    payload=payload_kind,
-                    server=server,
-                    client=client,
-                    link=link_name,
-                    streams=n,
-                )
+            for mac in [IMPLICIT_MAC] if cipher in aead_ciphers else macs:
+                combo = Combination(cipher=cipher, mac=mac, **setting)  # type: ignore[arg-type]  # AXES: its fields
                 if combo not in combos:
                     combos.append(combo)
     return combos
+
+
+def _values(value: str | int | Sequence[str | int]) -> list[str | int]:
+    """An axis's values as a Combination holds them: plain str (an enum's value) or int."""
+    values = [value] if isinstance(value, str | int) else list(value)
+    return [v if isinstance(v, int) else str(v) for v in values]
 
 
 # The kex transfers are set up with where the run does not measure kex (no --kex): the fastest to set up that
@@ -343,7 +321,7 @@ def plan_matrix(
     `sshd_build`). With several pairs, an algorithm one pair cannot speak is skipped for that pair with a
     notice (an algorithm only one build has, say); it is an error only when no pair can."""
     s = settings
-    axes = s.matrix_spec()  # parsed once for every pair and tool below
+    axes = s.axes  # parsed once for every pair and tool below
     pairs = [
         (server_name(name), t, client_name, build, algorithms)
         for name, t in targets.items()
@@ -385,7 +363,7 @@ def plan_matrix(
                 if notice not in notices:
                     notices.append(notice)
                 continue
-            sinks = list(axes.sinks)
+            sinks: list[str] = list(axes.sinks)
             if tool.needs_file_sink and "null" in sinks:
                 # rsync renames a temp file into place: /dev/null cannot be its destination
                 sinks = list(dict.fromkeys("tmpfs" if k == "null" else k for k in sinks))

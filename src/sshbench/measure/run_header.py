@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from sshbench.algorithms import ClientAlgorithms
+from sshbench.axis_values import MatrixSpec
 from sshbench.compression import NO_COMPRESSION
 from sshbench.host import environment
 from sshbench.measure.calibration import steady_window_cap
@@ -16,7 +17,7 @@ from sshbench.measure.plan import defaults_json
 from sshbench.measure.steady import OMIT_S
 from sshbench.openssh import builds
 from sshbench.results import Combination
-from sshbench.settings import MatrixSpec, RunSettings
+from sshbench.settings import RunSettings
 from sshbench.targets import Target
 from sshbench.units import format_size
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from sshbench.axis_values import MatrixSpec
 from sshbench.baselines import crypto_ceiling
 from sshbench.links import profile_named
 from sshbench.measure import parallel
@@ -15,7 +16,7 @@ from sshbench.measure.plan import setup_kex
 from sshbench.measure.streams import stream_share
 from sshbench.measure.trial_files import TrialPaths
 from sshbench.results import Combination
-from sshbench.settings import MatrixSpec, RunSettings
+from sshbench.settings import RunSettings
 from sshbench.targets import Target
 from sshbench.tools import TransferTool
 
@@ -54,7 +55,7 @@ def raw_tcp_combinations(
     stream; with -P N the control has N streams too."""
     if raw_tcp_combo is None:
         return []
-    directions = list(axes.directions) if both_directions else ["up"]
+    directions = [str(d) for d in axes.directions] if both_directions else ["up"]
     return [
         replace(raw_tcp_combo, link=p.name, direction=d, streams=n)  # -P N: the control with N streams too
         for p in axes.links

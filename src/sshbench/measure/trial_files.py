@@ -27,9 +27,9 @@ class TrialPaths:
         self.cleanup = cleanup
         self.workdir = workdir
         self.settings = settings
-        self.stores = {
-            kind: PayloadStore(workdir, kind, Path(settings.file) if kind == "file" and settings.file else None)
-            for kind in settings.payloads()
+        self.stores: dict[str, PayloadStore] = {
+            str(kind): PayloadStore(workdir, kind, Path(settings.file) if kind == "file" and settings.file else None)
+            for kind in settings.axes.payloads
         }
         self.payloads = next(iter(self.stores.values()))  # the raw TCP control's payload
         self.empty = workdir / "empty"

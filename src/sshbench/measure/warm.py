@@ -304,10 +304,16 @@ class WarmSessions:
         self.sessions: dict[Combination, WarmSession] = {}
         self.trials: dict[Combination, list[Trial]] = {}
 
-    def open_all(self, combos: list[Combination], open_session: Callable[[Combination, int], WarmSession]) -> None:
+    def open_all(
+        self,
+        combos: list[Combination],
+        open_session: Callable[[Combination, int], WarmSession],
+        track: Callable[[int], None] | None = None,
+    ) -> None:
         """Open the sessions of `combos` not open yet, OPEN_AT_ONCE at a time on threads. One after the other, a
         session took ~0.75 s to open (set-up, the cold burst, the drain): a round of its own for six rows, and
-        ~90 s for `--full`'s 115. Nothing is timed while they open, so they may share the cores."""
+        ~90 s for `--full`'s 115. Nothing is timed while they open, so they may share the cores. `track`: each
+        session's client pid as it opens (the run record: the next run stops them after a kill -9)."""
         todo = [c for c in dict.fromkeys(combos) if c not in self.sessions]
         for first in range(0, len(todo), OPEN_AT_ONCE):
             batch = todo[first : first + OPEN_AT_ONCE]
@@ -315,6 +321,15 @@ class WarmSessions:
                 opened = {c: pool.submit(open_session, c, len(self.sessions) + i) for i, c in enumerate(batch)}
             for combo, future in opened.items():
                 self.sessions[combo] = future.result()
+                if track is not None:
+                    track(self.sessions[combo].proc.pid)
+
+    def broken(self, combo: Combination) -> str | None:
+        """Why `combo`'s session can take no more bursts (its ssh exited), or None while it can."""
+        session = self.sessions[combo]
+        if session.broken is None:
+            session.broken = session._exited()
+        return session.broken
 
     def burst(self, combo: Combination, repetition: int) -> Trial:
         """The next burst of `combo`'s session (open_all opened it)."""

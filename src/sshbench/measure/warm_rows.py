@@ -9,12 +9,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sshbench.compression import NO_COMPRESSION
-from sshbench.host.cleanup import Cleanup
 from sshbench.measure.calibration import steady_window_cap
 from sshbench.measure.plan import ScheduledTrial
 from sshbench.measure.trial import algorithm_options
 from sshbench.measure.trial_files import TrialPaths
-from sshbench.measure.warm import OMIT_S, READER, WarmSession, WarmSessions
+from sshbench.measure.warm import OMIT_S, READER, WarmSession
 from sshbench.results import Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.targets import Target
@@ -117,14 +116,6 @@ def warm_files(
         paths = paths_of(c)
         out[c] = paths.tail(c.payload, need[(id(paths), c.payload)])[0]
     return out
-
-
-def track(sessions: WarmSessions, tracked: set[int], cleanup: Cleanup) -> None:
-    """Each open session's client in the run record (the next run stops them after kill -9), once."""
-    for session in sessions.sessions.values():
-        if session.proc.pid not in tracked:
-            tracked.add(session.proc.pid)
-            cleanup.track_process(session.proc.pid)
 
 
 def warm_record(trials: list[Trial]) -> dict:
