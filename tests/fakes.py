@@ -344,7 +344,7 @@ def fake_parts(
         start_targets=start_targets,
         executors=executors,
         clock=clock,
-        rekey_probe=lambda *a, **k: None,
+        rekey_probe=lambda ctx, combos: None,
         why_experiment=why_experiment,
         header=lambda **kwargs: dict(ENVIRONMENT),
         clean_leftovers=lambda: [],

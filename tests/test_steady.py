@@ -10,9 +10,11 @@ import pytest
 from sshbench.host.cleanup import Cleanup
 from sshbench.links import LINKS
 from sshbench.measure import clock, steady
-from sshbench.measure.calibration import FIT_FLOOR_S, adaptive_round, link_probe_size, steady_window_cap
+from sshbench.measure.calibration import FIT_FLOOR_S, steady_window_cap
 from sshbench.measure.clock import apply_steady, cross_check
 from sshbench.measure.payload import PayloadStore
+from sshbench.measure.rounds import adaptive_round
+from sshbench.measure.run_plan import link_probe_size
 from sshbench.measure.steady import estimate
 from sshbench.measure.trial import run_trial
 from sshbench.model.summary import summarise_transfers
@@ -446,8 +448,9 @@ def test_the_minimum_rounds_and_the_why_reserve_fit_at_the_floor_or_the_experime
 
 
 def test_a_cipher_with_a_fast_crypto_ceiling_probes_with_64_mib_at_once():
-    from sshbench.measure.calibration import FAST_CEILING_MIB_S, RAMP_PROBE_SIZE, first_probe_size
+    from sshbench.measure.calibration import RAMP_PROBE_SIZE
     from sshbench.measure.payload import PROBE_SIZE
+    from sshbench.measure.run_plan import FAST_CEILING_MIB_S, first_probe_size
 
     assert first_probe_size(9060.0, 1 << 30) == RAMP_PROBE_SIZE  # aes128-ctr here
     assert first_probe_size(FAST_CEILING_MIB_S - 1, 1 << 30) == PROBE_SIZE
@@ -580,7 +583,8 @@ def test_the_minimum_rounds_are_paced_by_the_round_before_when_they_would_overru
     predicted from the round before (its wall time, each payload's bytes at its steady rate) and shrunk to fit."""
     from dataclasses import replace
 
-    from sshbench.measure.calibration import SHORTEST_FIT_S, paced_data_phase
+    from sshbench.measure.calibration import SHORTEST_FIT_S
+    from sshbench.measure.rounds import paced_data_phase
 
     combos = [replace(COMBO, cipher=f"c{i}") for i in range(4)]
     settings = RunSettings(seconds=0.5)

@@ -8,8 +8,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from sshbench.measure.budget import PACE_ROOM, fit_room, fitted_data_phase
-from sshbench.measure.payload import PROBE_SIZE, needs_bigger_probe, size_at_least
+from sshbench.measure.budget import fit_room, fitted_data_phase
+from sshbench.measure.payload import needs_bigger_probe, size_at_least
 from sshbench.measure.plan import ScheduledTrial, calibration_groups
 from sshbench.measure.steady import OMIT_S
 from sshbench.results import NO_STEADY_PART, STEADY_STATE, Combination, Trial, TrialKind
@@ -65,30 +65,6 @@ def ramp_probe_headroom(data_s: float | None) -> float:
     if not data_s:
         return 1.0
     return min(UNSTEADY_PROBE_HEADROOM, max(1.0, RAMP_PROBE_PHASE_S / data_s))
-
-
-# A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
-# probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would
-# only ask for the 64 MiB one (a default run probed every one of its 6 ciphers twice: ~2.5 s of its 55).
-FAST_CEILING_MIB_S = 1000.0
-
-
-# Behind a shaped link the rate cannot pass the line rate, so a probe needs only its first channel window, the
-# omitted start and a steady part at that rate: 16 MiB took 6.2 s a probe behind wan24m (24 Mbit/s; 45 s of
-# warm-up for 6 ciphers), where 4 MiB already has a steady part of ~0.4 s.
-LINK_PROBE_S = OMIT_S + 0.3
-
-
-def link_probe_size(rate_bit_s: int, max_size: int) -> int:
-    """The calibration probe behind a link shaped to `rate_bit_s`: never bigger than PROBE_SIZE."""
-    line_bytes_s = rate_bit_s / 8
-    return min(size_at_least(int(line_bytes_s * LINK_PROBE_S) + FIRST_WINDOW_BYTES, max_size), PROBE_SIZE, max_size)
-
-
-def first_probe_size(ceiling_mib_s: float | None, max_size: int) -> int:
-    """The calibration probe's size for a combination with this crypto ceiling (None: not measured)."""
-    fast = ceiling_mib_s is not None and ceiling_mib_s >= FAST_CEILING_MIB_S
-    return min(RAMP_PROBE_SIZE if fast else PROBE_SIZE, max_size)
 
 
 class Calibration:
@@ -239,52 +215,6 @@ class Calibration:
         return notice
 
 
-@dataclass(frozen=True)
-class Pace:
-    """The minimum rounds' data phase after a measured round (paced_data_phase)."""
-
-    target_s: float  # the new `seconds`
-    sizes: dict[Combination, int]  # each measured combination's size at it (never above its size now)
-    round_s: float  # what the measured round took
-
-
-def paced_data_phase(
-    round_trials: list[Trial],
-    round_s: float,
-    rounds_left: int,
-    time_left_s: float,
-    settings: RunSettings,
-    sizes: dict[Combination, int],
-) -> Pace | None:
-    """The minimum rounds' data phase, shrunk (never grown) where the `rounds_left` of them, each taking what the
-    measured round (`round_trials`, `round_s` of wall) took with every transfer's payload at the new size, would not
-    fit in PACE_ROOM of `time_left_s`; None where they fit, or nothing was measured to pace by. A payload's bytes
-    cost what its trial's steady rate says (its start-up and connection stay what they were). Down to SHORTEST_FIT_S.
-    Why: the fit before the rounds predicts them from the warm-up's few connections, and `--full`'s three rounds
-    took ~10% more than it said (275-281 s for 252-255): the command ended at 291-303 s of its 5 minutes."""
-    if rounds_left <= 0 or settings.size is not None or settings.file is not None or settings.server_cpu is not None:
-        return None
-    rows: dict[Combination, tuple[int, float]] = {}  # each transfer's payload and steady rate, the round's last
-    for t in round_trials:
-        if (rate := _steady_mib_s(t)) and t.combination in sizes:
-            rows[t.combination] = (t.payload_bytes, rate)
-    if not rows:
-        return None
-
-    def sized(target: float) -> dict[Combination, int]:
-        return {c: min(sizes[c], steady_size(rate, target, settings.max_size)) for c, (_, rate) in rows.items()}
-
-    def cost(target: float) -> float:
-        new = sized(target)
-        saved = sum((payload - new[c]) / MIB / rate for c, (payload, rate) in rows.items())
-        return rounds_left * (round_s - saved)
-
-    target = fitted_data_phase(time_left_s, cost, settings.seconds, SHORTEST_FIT_S, room_share=PACE_ROOM)
-    if target >= settings.seconds:
-        return None
-    return Pace(target_s=round(target, 3), sizes=sized(target), round_s=round_s)
-
-
 # The --why experiment's throttled and unthrottled trials, on average: a trial of ~0.55 s of data took 1.1-1.5 s
 # (Reserve.spare_after).
 WHY_TYPICAL_STRETCH = 1.5
@@ -372,9 +302,11 @@ def _median_steady_rate(trial: Trial, trials: list[Trial], settings: RunSettings
     """The median steady rate of `trial`'s combination, where its sizes follow measured rates: the trial had one,
     the size is sshbench's (no --size, --file) and no --server-cpu (its sizes also cover a channel window)."""
     adaptive_size = settings.size is None and settings.file is None
-    if not (adaptive_size and settings.server_cpu is None and _steady_mib_s(trial)):
+    if not (adaptive_size and settings.server_cpu is None and measured_steady_mib_s(trial)):
         return None
-    return statistics.median(rate for t in trials if t.combination == trial.combination and (rate := _steady_mib_s(t)))
+    return statistics.median(
+        rate for t in trials if t.combination == trial.combination and (rate := measured_steady_mib_s(t))
+    )
 
 
 def _unmeasured_members(
@@ -386,7 +318,7 @@ def _unmeasured_members(
     return [member for member in members if member not in measured]
 
 
-def _steady_mib_s(t: Trial) -> float | None:
+def measured_steady_mib_s(t: Trial) -> float | None:
     """A measured transfer's steady rate; None for a warm-up, an invalid trial or another clock."""
     measured = t.kind == TrialKind.TRANSFER and t.valid and not t.warmup and t.data_clock == STEADY_STATE
     return t.steady_mib_s if measured else None  # between rekeys: what a trial's size is for (sshbench.measure.rekey)
@@ -466,43 +398,3 @@ def share_growth(
     for member in _unmeasured_members(combo, groups, trials):
         if sizes.get(member, 0) < sizes[combo]:
             sizes[member] = sizes[combo]
-
-
-def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
-    """Seconds one more round of these would take: each one's median measured trial wall time (a
-    handshake's for the connection), with a margin for spawning; a row with warm bursts (sshbench.measure.warm): its bursts'."""
-    walls: dict[Combination, list[float]] = {}
-    warm = {t.combination for t in trials if t.warm_burst is not None}  # warm sessions: its next trial is a burst too
-    for t in trials:
-        if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
-            if t.combination not in warm or t.warm_burst is not None:
-                walls.setdefault(t.combination, []).append(t.wall_s)
-    handshakes = [t for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
-    per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
-    if handshakes:  # a round opens with one per shape (two where transfers connect with plan.setup_kex)
-        shapes = len({t.combination.shape for t in handshakes})
-        per_round += shapes * statistics.median(t.wall_s for t in handshakes if t.wall_s is not None)
-    return per_round * 1.2
-
-
-def adaptive_round(
-    needing: list[Combination],
-    answer: list[Combination],
-    time_left_s: float,
-    cost: Callable[[list[Combination]], float],
-    answer_extra_s: float = 0.0,
-) -> list[Combination] | None:
-    """The combinations of --runs auto's next round: every row still undecided against a neighbour (`needing`)
-    while such a round fits in `time_left_s`, else the rows the answer needs (`answer`: the fastest group and the
-    rows it is not yet told apart from, summary.rows_the_answer_needs) when they are fewer and fit; None: stop.
-    Why: a default run's rows behind the fastest group (three AES-CTR ciphers and chacha20-poly1305 within a few
-    percent of each other) stay undecided among themselves to the end, so every adaptive round ran all six rows,
-    and in ten default runs the last full round no longer fitted 2.7-9.4 s before the budget, where the three rows
-    of the answer's undecided pair (aes256-gcm vs chacha20-poly1305 at 1.46 (0.86-2.50) in one run) take ~2.5 s.
-    `answer_extra_s`: what the answer's round may take on top, from the --why experiment's rounds past its
-    minimum (Reserve.spare_after): the answer comes before the explanation's extra precision."""
-    if cost(needing) <= time_left_s:
-        return needing
-    if answer and set(answer) != set(needing) and cost(answer) <= time_left_s + max(answer_extra_s, 0.0):
-        return answer
-    return None

@@ -18,7 +18,7 @@ from sshbench.host.cleanup import Cleanup
 from sshbench.measure import clock, parallel
 from sshbench.measure.calibration import steady_window_cap
 from sshbench.measure.plan import ScheduledTrial
-from sshbench.measure.rekey_probe import RekeyCosts
+from sshbench.measure.rekey_probe import RekeyCosts, probe_run
 from sshbench.measure.run_plan import write_tails
 from sshbench.measure.streams import stream_share
 from sshbench.measure.target_set import TargetSet
@@ -297,6 +297,24 @@ class Executors:
         if self.warm is not None:
             self.warm.kill_all()
         RunningProcess.kill_all()  # several with -P N
+
+
+def probe_rekeys(ctx: TrialContext, combos: list[Combination]) -> RekeyCosts | None:
+    """The run's rekey probes (rekey_probe.probe_run), with its targets, tools, files and client environment; None
+    where no row rekeys often enough to matter."""
+    return probe_run(
+        combos,
+        ctx.result.trials,
+        target_for=ctx.targets.of,
+        tool_for=ctx.tool_for,
+        paths_for=ctx.targets.paths_of,
+        ssh_for=ctx.targets.ssh_for,
+        workdir=ctx.workdir,
+        timeout_s=ctx.settings.trial_timeout_s,
+        env=ctx.env,
+        where=ctx.settings.host or "",
+        client_version=ctx.result.environment.get("client_ssh_version"),
+    )
 
 
 __all__ = ["ExecutorSet", "Executors", "TrialContext", "TrialExecutor"]

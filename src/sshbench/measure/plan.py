@@ -13,10 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms, would_negotiate
-from sshbench.algorithms import select as select_all
+from sshbench.algorithms import ClientAlgorithms
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import UsageError
+from sshbench.measure.algorithm_choice import (
+    default_algorithms,
+    note_ciphers_left_out,
+    note_idle_mac_options,
+    notice_once,
+    select_algorithms,
+)
 from sshbench.results import CROSSED_AXES, IMPLICIT_MAC, UNPINNED, Combination, TrialKind
 from sshbench.tools import TOOLS, TransferTool
 
@@ -191,84 +197,6 @@ def measured_round(
     ]
 
 
-def _notice_once(notices: list[str], notice: str) -> None:
-    if notice not in notices:
-        notices.append(notice)
-
-
-def select_algorithms(
-    settings: RunSettings,
-    client: ClientAlgorithms,
-    server: ServerAlgorithms,
-    label: str,
-    skipped: list[str] | None = None,
-    every_cipher: bool = False,
-) -> tuple[list[str], list[str], list[str]]:
-    """The ciphers, MACs and kex to measure between this client and server. With `skipped` (several
-    client/server pairs), a name this pair cannot speak is left out and listed there instead of
-    failing: another pair (an AsyncSSH client for arcfour) may run it.
-
-    With no --ciphers: the ciphers the client offers by default (its `ssh -G` list, the user's ssh_config
-    included) that the server speaks, which is what the config line reorders; `--ciphers all`, --full and
-    `every_cipher` (a pair whose point is the legacy ciphers: AsyncSSH) take every cipher both ends speak.
-    Why not all by default: OpenSSH 9.2 also speaks three CBC ciphers and 3des-cbc (weak and broken,
-    never offered unless configured); their 4 of 10 rows cost a default run a third of each round, and the
-    rounds they took are what decided the fastest row against the rest (issue 23: 3 rounds in 60 s)."""
-    s = settings
-
-    def select(kind: str, spec: str, client: ClientAlgorithms, server: ServerAlgorithms, label: str) -> list[str]:
-        if skipped is None:
-            return select_all(kind, spec, client, server, label)
-        chosen: list[str] = []
-        first_error: UsageError | None = None
-        for token in (t.strip() for t in spec.split(",") if t.strip()):
-            try:
-                chosen += [n for n in select_all(kind, token, client, server, label) if n not in chosen]
-            except UsageError as err:
-                first_error = first_error or err
-                skipped.append(f"{kind} {token}")
-        if not chosen:
-            raise first_error or UsageError(f"--{kind}s {spec!r} selects nothing")
-        return chosen
-
-    offered = [c for c in client.default_ciphers if c in server.ciphers and c in client.ciphers]
-    every = s.full or every_cipher or not offered
-    ciphers = select("cipher", s.ciphers or ("all" if every else "default"), client, server, label)
-    if s.macs:
-        macs = select("mac", s.macs, client, server, label)
-    elif s.full:
-        macs = select("mac", "all", client, server, label)
-    else:
-        default_mac = would_negotiate(client.default_macs, server.macs)
-        macs = [default_mac] if default_mac else select("mac", "all", client, server, label)[:1]
-    if s.kex:
-        kexes = select("kex", s.kex, client, server, label)
-    else:
-        default_kex = would_negotiate(client.default_kex, server.kex)
-        kexes = [default_kex] if default_kex else select("kex", "all", client, server, label)[:1]
-    return ciphers, macs, kexes
-
-
-def default_algorithms(client: ClientAlgorithms, server: ServerAlgorithms) -> dict[str, str] | None:
-    """What a connection with no options negotiates between this client and this server: the client's first
-    default the server offers, per kind (the MAC `implicit` for an AEAD cipher). None where one is missing."""
-    cipher = would_negotiate(client.default_ciphers, server.ciphers)
-    mac = IMPLICIT_MAC if cipher in client.aead_ciphers else would_negotiate(client.default_macs, server.macs)
-    kex = would_negotiate(client.default_kex, server.kex)
-    if not (cipher and mac and kex):
-        return None
-    return {"cipher": cipher, "mac": mac, "kex": kex}
-
-
-def defaults_json(client: ClientAlgorithms, server: ServerAlgorithms) -> dict:
-    """The environment's `client_default_algorithms`: the client's default lists (what `^`/`-` config lines
-    change, security/config_lines.py) and what they negotiate with this server (the conclusion's default)."""
-    return {
-        "negotiated": default_algorithms(client, server),
-        "lists": {"cipher": client.default_ciphers, "mac": client.default_macs, "kex": client.default_kex},
-    }
-
-
 def server_name(target_key: str) -> str:
     """The server implementation of a runner's target key (`openssh`, or `openssh@OpenSSH_10.0p2` in a build sweep)."""
     return target_key.split("@", 1)[0]
@@ -277,36 +205,6 @@ def server_name(target_key: str) -> str:
 def target_key(server: str, sshd_build: str = "") -> str:
     """The runner's key for the target of `server` (and, in a build sweep, of that sshd build)."""
     return f"{server}@{sshd_build}" if sshd_build else server
-
-
-def _note_ciphers_left_out(
-    settings: RunSettings,
-    ciphers: list[str],
-    client: ClientAlgorithms,
-    server: ServerAlgorithms,
-    notices: list[str],
-) -> None:
-    """The default selection (the client's offered ciphers) left some out: say which, and how to add them."""
-    if settings.ciphers or settings.full:
-        return
-    left_out = [c for c in client.ciphers if c in server.ciphers and c not in ciphers and c != "none"]
-    if left_out:
-        _notice_once(
-            notices,
-            f"ciphers: the {len(ciphers)} your ssh offers by default; --ciphers all adds {', '.join(left_out)}",
-        )
-
-
-def _note_idle_mac_options(
-    settings: RunSettings, ciphers: list[str], aead_ciphers: set[str], notices: list[str]
-) -> None:
-    """A MAC option that changes nothing because every selected cipher is AEAD (its own integrity): said once."""
-    if not ciphers or not all(c in aead_ciphers for c in ciphers):
-        return
-    if settings.macs:
-        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --macs has no effect")
-    elif settings.full:
-        _notice_once(notices, "every selected cipher is AEAD (it carries its own integrity): --full sweeps no MACs")
 
 
 def plan_matrix(
@@ -346,7 +244,7 @@ def plan_matrix(
                 skipped,
                 every_cipher=server_impl == "asyncssh" or client_name != "openssh",
             )
-            _note_ciphers_left_out(s, ciphers, client, target.server_algorithms(), notices)
+            note_ciphers_left_out(s, ciphers, client, target.server_algorithms(), notices)
             if skipped:
                 notices.append(f"{pair_name} leaves out {', '.join(skipped)}: not spoken by both ends of that pair")
         except UsageError as err:
@@ -355,7 +253,7 @@ def plan_matrix(
             errors.append(err)
             notices.append(f"{pair_name}: {err}")
             continue
-        _note_idle_mac_options(s, ciphers, client.aead_ciphers, notices)
+        note_idle_mac_options(s, ciphers, client.aead_ciphers, notices)
         for tool in tools.values():
             if client_name != "openssh" and (client_name, tool.name) not in TOOLS:
                 # e.g. AsyncSSH's client has a pipe only: its scp/sftp/rsync cells are left out, said once
@@ -376,7 +274,7 @@ def plan_matrix(
                 # its zlib rows would be uncompressed ones under another name (refused up front when it is the
                 # only tool and --compression on: cli/run_notices.py)
                 compressions = [c for c in compressions if c == NO_COMPRESSION]
-                _notice_once(
+                notice_once(
                     notices,
                     f"{tool.name} cannot compress (its SSH client has no zlib): its --compression rows are left out",
                 )
@@ -386,7 +284,7 @@ def plan_matrix(
                 tool_client = tool.client_name
                 if not tool.pins:
                     tool_ciphers, tool_macs, tool_kexes = [UNPINNED], [IMPLICIT_MAC], [UNPINNED]
-                    _notice_once(
+                    notice_once(
                         notices,
                         f"{tool.name} cannot be told which cipher, MAC or kex to use: its rows are its own choice "
                         f"('{UNPINNED}'), ranked apart and never with pinned ones",
@@ -424,7 +322,7 @@ def plan_matrix(
                 # lftp's pget and rclone's multi-thread copy split downloads only: no N-stream uploads for them
                 kept = [c for c in tool_combos if c.streams == 1 or c.direction in tool.stream_directions]
                 if len(kept) < len(tool_combos):
-                    _notice_once(
+                    notice_once(
                         notices,
                         f"{tool.name} splits a file over several connections only when downloading: "
                         "its -P N uploads are left out",
@@ -432,7 +330,7 @@ def plan_matrix(
                 combos.extend(c for c in kept if c not in combos)
                 if set_index == 1 and default is not None and len(combos) > before:
                     mac = "" if default["mac"] == IMPLICIT_MAC else f" + {default['mac']}"
-                    _notice_once(
+                    notice_once(
                         notices,
                         f"{pair_name}: also measured the default, {default['cipher']}{mac} "
                         f"({default['kex']}), to compare with (--no-baselines leaves it out)",

@@ -5,28 +5,117 @@ room. Pure decisions over the trials so far and a Budget; the runner runs what t
 from __future__ import annotations
 
 import random
+import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sshbench.measure.budget import Budget
+from sshbench.measure.budget import PACE_ROOM, Budget, fitted_data_phase
 from sshbench.measure.calibration import (
-    adaptive_round,
+    SHORTEST_FIT_S,
     follow_measured_rates,
     grow_if_too_short,
-    paced_data_phase,
-    round_cost,
+    measured_steady_mib_s,
     share_growth,
     share_shrink,
+    steady_size,
 )
 from sshbench.measure.plan import ScheduledTrial, handshake_combinations, measured_round
 from sshbench.model import statistics as stats
 from sshbench.model import summary
-from sshbench.results import NO_STEADY_PART, Combination, Trial
+from sshbench.results import NO_STEADY_PART, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
+from sshbench.units import MIB
 
 MAX_AUTO_ROUNDS = 30  # --runs auto never runs more measured rounds than this
 # baselines.why.skipped where the default experiment was left out: the minimum rounds need the whole --budget
 WHY_NO_ROOM = "--budget has no room for it after the minimum rounds (--why fastest runs it)"
 WHY_NO_ROOM_NOTICE = f"--why: no experiment: {WHY_NO_ROOM}"
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The minimum rounds' data phase after a measured round (paced_data_phase)."""
+
+    target_s: float  # the new `seconds`
+    sizes: dict[Combination, int]  # each measured combination's size at it (never above its size now)
+    round_s: float  # what the measured round took
+
+
+def paced_data_phase(
+    round_trials: list[Trial],
+    round_s: float,
+    rounds_left: int,
+    time_left_s: float,
+    settings: RunSettings,
+    sizes: dict[Combination, int],
+) -> Pace | None:
+    """The minimum rounds' data phase, shrunk (never grown) where the `rounds_left` of them, each taking what the
+    measured round (`round_trials`, `round_s` of wall) took with every transfer's payload at the new size, would not
+    fit in PACE_ROOM of `time_left_s`; None where they fit, or nothing was measured to pace by. A payload's bytes
+    cost what its trial's steady rate says (its start-up and connection stay what they were). Down to SHORTEST_FIT_S.
+    Why: the fit before the rounds predicts them from the warm-up's few connections, and `--full`'s three rounds
+    took ~10% more than it said (275-281 s for 252-255): the command ended at 291-303 s of its 5 minutes."""
+    if rounds_left <= 0 or settings.size is not None or settings.file is not None or settings.server_cpu is not None:
+        return None
+    rows: dict[Combination, tuple[int, float]] = {}  # each transfer's payload and steady rate, the round's last
+    for t in round_trials:
+        if (rate := measured_steady_mib_s(t)) and t.combination in sizes:
+            rows[t.combination] = (t.payload_bytes, rate)
+    if not rows:
+        return None
+
+    def sized(target: float) -> dict[Combination, int]:
+        return {c: min(sizes[c], steady_size(rate, target, settings.max_size)) for c, (_, rate) in rows.items()}
+
+    def cost(target: float) -> float:
+        new = sized(target)
+        saved = sum((payload - new[c]) / MIB / rate for c, (payload, rate) in rows.items())
+        return rounds_left * (round_s - saved)
+
+    target = fitted_data_phase(time_left_s, cost, settings.seconds, SHORTEST_FIT_S, room_share=PACE_ROOM)
+    if target >= settings.seconds:
+        return None
+    return Pace(target_s=round(target, 3), sizes=sized(target), round_s=round_s)
+
+
+def round_cost(trials: list[Trial], combos: list[Combination]) -> float:
+    """Seconds one more round of these would take: each one's median measured trial wall time (a
+    handshake's for the connection), with a margin for spawning; a row with warm bursts (sshbench.measure.warm): its bursts'."""
+    walls: dict[Combination, list[float]] = {}
+    warm = {t.combination for t in trials if t.warm_burst is not None}  # warm sessions: its next trial is a burst too
+    for t in trials:
+        if not t.warmup and t.wall_s is not None and t.kind == TrialKind.TRANSFER:
+            if t.combination not in warm or t.warm_burst is not None:
+                walls.setdefault(t.combination, []).append(t.wall_s)
+    handshakes = [t for t in trials if t.kind == TrialKind.HANDSHAKE and t.wall_s is not None]
+    per_round = sum(statistics.median(walls[c]) if c in walls else 1.0 for c in combos)
+    if handshakes:  # a round opens with one per shape (two where transfers connect with plan.setup_kex)
+        shapes = len({t.combination.shape for t in handshakes})
+        per_round += shapes * statistics.median(t.wall_s for t in handshakes if t.wall_s is not None)
+    return per_round * 1.2
+
+
+def adaptive_round(
+    needing: list[Combination],
+    answer: list[Combination],
+    time_left_s: float,
+    cost: Callable[[list[Combination]], float],
+    answer_extra_s: float = 0.0,
+) -> list[Combination] | None:
+    """The combinations of --runs auto's next round: every row still undecided against a neighbour (`needing`)
+    while such a round fits in `time_left_s`, else the rows the answer needs (`answer`: the fastest group and the
+    rows it is not yet told apart from, summary.rows_the_answer_needs) when they are fewer and fit; None: stop.
+    Why: a default run's rows behind the fastest group (three AES-CTR ciphers and chacha20-poly1305 within a few
+    percent of each other) stay undecided among themselves to the end, so every adaptive round ran all six rows,
+    and in ten default runs the last full round no longer fitted 2.7-9.4 s before the budget, where the three rows
+    of the answer's undecided pair (aes256-gcm vs chacha20-poly1305 at 1.46 (0.86-2.50) in one run) take ~2.5 s.
+    `answer_extra_s`: what the answer's round may take on top, from the --why experiment's rounds past its
+    minimum (Reserve.spare_after): the answer comes before the explanation's extra precision."""
+    if cost(needing) <= time_left_s:
+        return needing
+    if answer and set(answer) != set(needing) and cost(answer) <= time_left_s + max(answer_extra_s, 0.0):
+        return answer
+    return None
 
 
 @dataclass

@@ -11,9 +11,9 @@ from sshbench.algorithms import ClientAlgorithms
 from sshbench.axis_values import MatrixSpec
 from sshbench.compression import NO_COMPRESSION
 from sshbench.host import environment
+from sshbench.measure.algorithm_choice import defaults_json
 from sshbench.measure.calibration import steady_window_cap
 from sshbench.measure.payload import FLATTERING_KINDS
-from sshbench.measure.plan import defaults_json
 from sshbench.measure.steady import OMIT_S
 from sshbench.openssh import builds
 from sshbench.results import Combination

@@ -10,15 +10,39 @@ from sshbench.axis_values import MatrixSpec
 from sshbench.baselines import crypto_ceiling
 from sshbench.links import profile_named
 from sshbench.measure import parallel
-from sshbench.measure.calibration import first_probe_size, link_probe_size
-from sshbench.measure.payload import PROBE_SIZE
+from sshbench.measure.calibration import FIRST_WINDOW_BYTES, RAMP_PROBE_SIZE
+from sshbench.measure.payload import PROBE_SIZE, size_at_least
 from sshbench.measure.plan import setup_kex
+from sshbench.measure.steady import OMIT_S
 from sshbench.measure.streams import stream_share
 from sshbench.measure.trial_files import TrialPaths
 from sshbench.results import Combination
 from sshbench.settings import RunSettings
 from sshbench.targets import Target
 from sshbench.tools import TransferTool
+
+# A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
+# probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would
+# only ask for the 64 MiB one (a default run probed every one of its 6 ciphers twice: ~2.5 s of its 55).
+FAST_CEILING_MIB_S = 1000.0
+
+
+# Behind a shaped link the rate cannot pass the line rate, so a probe needs only its first channel window, the
+# omitted start and a steady part at that rate: 16 MiB took 6.2 s a probe behind wan24m (24 Mbit/s; 45 s of
+# warm-up for 6 ciphers), where 4 MiB already has a steady part of ~0.4 s.
+LINK_PROBE_S = OMIT_S + 0.3
+
+
+def link_probe_size(rate_bit_s: int, max_size: int) -> int:
+    """The calibration probe behind a link shaped to `rate_bit_s`: never bigger than PROBE_SIZE."""
+    line_bytes_s = rate_bit_s / 8
+    return min(size_at_least(int(line_bytes_s * LINK_PROBE_S) + FIRST_WINDOW_BYTES, max_size), PROBE_SIZE, max_size)
+
+
+def first_probe_size(ceiling_mib_s: float | None, max_size: int) -> int:
+    """The calibration probe's size for a combination with this crypto ceiling (None: not measured)."""
+    fast = ceiling_mib_s is not None and ceiling_mib_s >= FAST_CEILING_MIB_S
+    return min(RAMP_PROBE_SIZE if fast else PROBE_SIZE, max_size)
 
 
 def first_sizes(

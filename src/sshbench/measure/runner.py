@@ -1,10 +1,7 @@
-"""Run a benchmark: a loop over interleaved rounds, handed its parts.
-
-The runner starts nothing and measures nothing itself. It is handed its parts (RunParts): how to start the targets
-(a TargetSet), the trial executors (one per row, sshbench.measure.executors), the clock its budget counts on, the
-rekey probe, the --why experiment and the environment header; a test hands it fakes and drives a whole run in
-milliseconds (tests/test_whole_runs.py). Whatever happens after the first trial (Ctrl-C, SIGTERM, sshd dying, a full
-disk), the trials already measured are returned in the RunResult so they can be reported and saved."""
+"""Run a benchmark: a loop over interleaved rounds, handed its parts (RunParts: how to start the targets, the trial
+executors, the budget's clock, the rekey probe, the --why experiment, the header), so that a test drives a whole run
+against fakes in milliseconds (tests/test_whole_runs.py). Whatever ends the run after its first trial (Ctrl-C, SIGTERM,
+sshd dying, a full disk), the trials measured are returned in the RunResult, to be reported and saved."""
 
 from __future__ import annotations
 
@@ -20,12 +17,13 @@ from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.host import placement
 from sshbench.host.cleanup import Cleanup, signals_raise
 from sshbench.host.leftovers import clean_leftovers
-from sshbench.measure import clock, rekey_probe, rounds
+from sshbench.measure import clock, rounds
 from sshbench.measure.budget import END_RESERVE_S, Budget
 from sshbench.measure.calibration import PROBE_ATTEMPTS, Calibration, Reserve
-from sshbench.measure.executors import Executors, ExecutorSet, TrialContext
+from sshbench.measure.executors import Executors, ExecutorSet, TrialContext, probe_rekeys
 from sshbench.measure.payload import PROBE_SIZE
 from sshbench.measure.plan import ScheduledTrial, handshake_combinations, kex_handshakes, plan_matrix, schedule
+from sshbench.measure.rekey_probe import RekeyCosts
 from sshbench.measure.run_header import environment_header, payload_record
 from sshbench.measure.run_plan import first_sizes, raw_tcp_combinations, setup_kexes
 from sshbench.measure.spec import RunSpec
@@ -34,8 +32,9 @@ from sshbench.measure.trial import TrialOverlay
 from sshbench.model import summary
 from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
+from sshbench.store import resume
 from sshbench.targets import cpu_quota
-from sshbench.tools import get_tool
+from sshbench.tools import tools_for_run
 from sshbench.units import format_size
 from sshbench.why import experiment as why
 
@@ -58,7 +57,7 @@ class RunParts:
     start_targets: Callable[[RunSettings, TargetSet, Cleanup, dict[str, str] | None], None] = start_target_set
     executors: Callable[[TrialContext], ExecutorSet] = Executors  # each row's executor
     clock: Callable[[], float] = _monotonic  # what --budget counts on (seconds)
-    rekey_probe: Callable[..., rekey_probe.RekeyCosts | None] = rekey_probe.probe_run
+    rekey_probe: Callable[[TrialContext, list[Combination]], RekeyCosts | None] = probe_rekeys
     why_experiment: Callable[..., dict] = why.run_experiments
     header: Callable[..., dict] = environment_header
     clean_leftovers: Callable[[], list[str]] = _clean_leftovers
@@ -147,15 +146,8 @@ class Runner:
         s, targets = self.settings, self.targets
         target = targets.primary
         assert target is not None
-        tools = {name: get_tool(name) for name in self.spec.axes.tools}
-        for tool in tools.values():
-            if reason := tool.missing():
-                raise RunError(f"transfer tool {tool.name}: {reason}")
-        client_builds = (
-            {b.label: target.client_build_algorithms(b.path) for b in targets.ssh_builds}
-            if len(targets.ssh_builds) > 1
-            else None
-        )
+        tools = tools_for_run(self.spec.axes.tools)  # each installed, or RunError
+        client_builds = targets.client_builds()
         if s.host is None and s.pin and not self.spec.target.emulated:
             if unpinned := placement.choose(s.pin, self.spec.target.most_streams)[1]:
                 self.result.notices.append(unpinned)
@@ -195,8 +187,10 @@ class Runner:
             sizes[raw_combo] = s.size or min(PROBE_SIZE, s.max_size)
         plan = schedule(combos, handshakes, s.runs, s.warmup, calibrate=fixed_size is None,
                         raw_tcp=raw_tcp_combos or None, seed=s.seed)  # fmt: skip
-        if self.resume_from is not None:
-            plan, sizes = self._resume_plan(plan, sizes, combos)
+        if self._resumed is not None:  # --resume: refused where not comparable; else only the trials not stored yet
+            plan, sizes = resume.resume_plan(plan, sizes, combos, stored_environment=self._resumed[0],
+                                             environment=self.result.environment, stored_combinations=self._resumed[1],
+                                             trials=self.result.trials, settings=self.settings)  # fmt: skip
         if self.on_plan:
             self.on_plan(len(plan))
         self.ctx = TrialContext(settings=s, targets=targets, result=self.result, workdir=workdir, cleanup=cleanup,
@@ -209,7 +203,10 @@ class Runner:
         self.result.notices += self.executors.end_rounds()  # warm sessions' end checks, before the rows are read
         self._why(cleanup, sizes)
         baseline_hooks.after_trials(self.result.baselines, workdir, source_file=s.file, combos=combos, target=target)
-        self._note_payloads()
+        record, notice = payload_record(targets.files.zlib_ratios, combos)
+        if record is not None:
+            self.result.environment["payload_zlib_ratio"] = record
+        self.result.notices += [notice] if notice is not None else []
 
     def _minimum_rounds(
         self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
@@ -340,49 +337,18 @@ class Runner:
             return
         rates = {s.combination: s.median_mib_s for s in summary.summaries(self.result) if s.median_mib_s}
         why_sizes = why.experiment_sizes(sizes, rates, self.settings)
-
-        def measure(item: ScheduledTrial, overlay: TrialOverlay) -> Trial:
-            return self._one(item, why_sizes, overlay=overlay)
-
-        primary = self.targets.primary
-        assert primary is not None
         self.result.baselines["why"] = self.parts.why_experiment(
             result=self.result,
             mode=mode,
             targets=self.targets.targets,
-            primary=primary,
-            measure=measure,
+            primary=self.targets.primary,
+            measure=lambda item, overlay: self._one(item, why_sizes, overlay=overlay),
             cleanup=cleanup,
             rounds=self.settings.why_rounds,
             seed=self.settings.seed,
             # past the 3 rounds a sensitivity needs, --budget ends the experiment (a default run went 62 s
             # with 4 rounds on a busy 2-core VM; --why-rounds asks for more and gets them within the budget)
             budget=self._budget() if self.settings.adaptive else None,
-        )
-
-    def _note_payloads(self) -> None:
-        record, notice = payload_record(self.targets.files.zlib_ratios, self.result.combinations)
-        if record is not None:
-            self.result.environment["payload_zlib_ratio"] = record
-        if notice is not None:
-            self.result.notices.append(notice)
-
-    def _resume_plan(
-        self, plan: list[ScheduledTrial], sizes: dict[Combination, int], combos: list[Combination]
-    ) -> tuple[list[ScheduledTrial], dict[Combination, int]]:
-        """--resume: refuse if the numbers would not be comparable; else only the trials not stored yet."""
-        from sshbench.store import resume
-
-        assert self._resumed is not None
-        return resume.resume_plan(
-            plan,
-            sizes,
-            combos,
-            stored_environment=self._resumed[0],
-            environment=self.result.environment,
-            stored_combinations=self._resumed[1],
-            trials=self.result.trials,
-            settings=self.settings,
         )
 
     def _record(self, index: int, total: int, trial: Trial) -> None:
@@ -422,24 +388,11 @@ class Runner:
         return self.executors.executor_for(item).run(item, size, overlay)
 
     def _probe_rekeys(self, combos: list[Combination]) -> None:
-        """The stall of one rekey per key exchange, link and server (sshbench.measure.rekey_probe.probe_run)."""
+        """The stall of one rekey per key exchange, link and server (executors.probe_rekeys), charged to every long
+        transfer from here on (and to a resumed run's trials)."""
         if self.settings.server_cpu is not None:  # a CPU quota stops the flow every period: not a rekey's stall
             self.result.environment["rekeys_counted"] = False
-            return
-        costs = self.parts.rekey_probe(
-            combos,
-            self.result.trials,
-            target_for=self.targets.of,
-            tool_for=self.ctx.tool_for,
-            paths_for=self.targets.paths_of,
-            ssh_for=self.targets.ssh_for,
-            workdir=self.ctx.workdir,
-            timeout_s=self.settings.trial_timeout_s,
-            env=self.ssh_env,
-            where=self.settings.host or "",
-            client_version=self.result.environment.get("client_ssh_version"),
-        )
-        if costs is not None:
+        elif (costs := self.parts.rekey_probe(self.ctx, combos)) is not None:
             self.ctx.rekeys = costs
             self.result.baselines["rekeys"] = costs.entries
 

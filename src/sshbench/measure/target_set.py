@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sshbench.algorithms import ClientAlgorithms
 from sshbench.host.cleanup import Cleanup
 from sshbench.measure.plan import target_key
 from sshbench.measure.run_targets import start_targets
@@ -49,6 +50,12 @@ class TargetSet:
         if combo.ssh_build:
             return next(b.path for b in self.ssh_builds if b.label == combo.ssh_build)
         return self.ssh
+
+    def client_builds(self) -> dict[str, ClientAlgorithms] | None:
+        """A client build sweep's algorithms per build label, read through the primary target (None: no sweep)."""
+        if len(self.ssh_builds) < 2 or self.primary is None:
+            return None
+        return {b.label: self.primary.client_build_algorithms(b.path) for b in self.ssh_builds}
 
     def plan_files(self, cleanup: Cleanup, workdir: Path, combos: list[Combination], settings: RunSettings) -> None:
         """Each target's trial files (payloads, sinks, its server's copies), once the matrix is known."""

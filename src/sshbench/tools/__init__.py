@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sshbench.errors import UsageError
+from sshbench.errors import RunError, UsageError
 from sshbench.tools.asyncssh_pipe import AsyncsshPipeTool
 from sshbench.tools.base import Invocation, SinkReport, TransferTool, TrialFiles
 from sshbench.tools.multistream import LftpTool, RcloneTool
@@ -39,4 +39,13 @@ def get_tool(name: str, client: str = "openssh") -> TransferTool:
         ) from None
 
 
-__all__ = ["TOOLS", "Invocation", "SinkReport", "TransferTool", "TrialFiles", "get_tool", "tool_names"]
+def tools_for_run(names: tuple[str, ...] | list[str]) -> dict[str, TransferTool]:
+    """A run's tools by name, each checked installed here (RunError, exit 1, naming what is missing)."""
+    tools = {name: get_tool(name) for name in names}
+    for tool in tools.values():
+        if reason := tool.missing():
+            raise RunError(f"transfer tool {tool.name}: {reason}")
+    return tools
+
+
+__all__ = ["TOOLS", "Invocation", "SinkReport", "TransferTool", "TrialFiles", "get_tool", "tool_names", "tools_for_run"]
