@@ -11,6 +11,7 @@ block, `Answer.lines()`, and the JSON's `answer` object, `Answer.to_json()`).
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 from sshbench.answers.answer_block import POLICY, Answer, Pick, kex_apart
 from sshbench.baselines import analysis as baseline_analysis
@@ -87,7 +88,6 @@ def _stale_check(answer: Answer, result: RunResult) -> None:
 
 def _why(answer: Answer, result: RunResult, top: Combination) -> None:
     """The `--why` experiments' verdict for the fastest row replaces the inferred one where there is one."""
-    from dataclasses import asdict
 
     found = sensitivity.verdict_for((result.baselines or {}).get("why"), asdict(top))
     if found is None or found.get("kind") == "not-measured":

@@ -25,6 +25,7 @@ import os
 import select
 import socket
 import sys
+import threading
 import time
 
 RECV_BUFFER = 1 << 20  # as the ssh trials' reader (dd bs=1M)
@@ -89,7 +90,6 @@ def _receive(conn: socket.socket, timeout_s: float, out: dict) -> None:
 def serve_many(timeout_s: float, host: str, port: int, connections: int) -> dict:
     """`connections` streams on one listening port (an emulated link forwards one fixed port): accept them
     all, then receive each on its own thread; the report adds `streams`, one entry per connection."""
-    import threading
 
     listener = socket.create_server((host, port), backlog=connections)
     conns: list[socket.socket] = []

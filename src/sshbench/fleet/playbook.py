@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +143,6 @@ def run_playbook(
     )
     timer = None
     if timeout_s is not None:
-        import threading
-
         timer = threading.Timer(timeout_s, lambda: _stop(proc))
         timer.start()
     try:

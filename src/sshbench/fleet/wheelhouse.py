@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata
+import os
 import platform
 import re
 import shutil
@@ -106,7 +107,6 @@ def build_sshbench_wheel(dest: Path) -> Path:
 
 
 def _cache_root() -> Path:
-    import os
 
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "sshbench" / "fleet-wheelhouse"

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sshbench.errors import RunError, UsageError
 from sshbench.host.cleanup import held_stop, process_start_time
@@ -259,8 +259,6 @@ class LinkPath:
         self.collect_counters()
         state = self.states[self.current]
         if state.method == METHOD_NETEM:
-            from dataclasses import replace
-
             args, want = netem_args(replace(state.profile, rate_bit_s=rate_bit_s)), "netem"
         else:  # tbf, or an unshaped veth (loopback, relay-only delay): a tbf under the relay's delay
             args, want = tbf_args(rate_bit_s), "tbf"

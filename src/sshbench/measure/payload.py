@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import os
 import shutil
 import sysconfig
@@ -40,7 +41,6 @@ _RANDOM_PERIOD = 32 * MIB + 4093
 def size_for_rate(mib_s: float, target_seconds: float, max_size: int) -> int:
     """The ladder size nearest (on a log scale) to `mib_s` x `target_seconds`, within [MIN_SIZE, max_size]:
     the data phase then lasts between 0.8 and 1.25 times the target."""
-    import math
 
     wanted = max(mib_s * MIB * target_seconds, 1.0)
     best = min(LADDER, key=lambda size: abs(math.log(size / wanted)))

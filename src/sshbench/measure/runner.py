@@ -28,7 +28,7 @@ from sshbench.measure.run_header import environment_header, payload_record
 from sshbench.measure.run_plan import first_sizes, raw_tcp_combinations, setup_kexes
 from sshbench.measure.spec import RunSpec
 from sshbench.measure.target_set import TargetSet, start_target_set
-from sshbench.measure.trial import TrialOverlay
+from sshbench.measure.trial import RunningProcess, TrialOverlay
 from sshbench.model import summary
 from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
@@ -75,8 +75,7 @@ class Runner:
         self.spec, self.parts = spec, parts
         # The run's record of its settings: the spec's, with what the run decides (the data phase fitted to --budget)
         self.settings = spec.settings
-        self.on_trial = on_trial
-        self.on_plan = on_plan
+        self.on_trial, self.on_plan = on_trial, on_plan
         # --resume: carry on a stored run (its trials kept; see sshbench.store.resume), else a new one.
         self.resume_from = resume_from
         self.result = resume_from or RunResult(settings=self.settings)
@@ -109,8 +108,9 @@ class Runner:
                     self._measure(cleanup)
                     self.result.status = "complete"
                 finally:
-                    if self.executors is not None:
+                    if self.executors is not None:  # the warm sessions' clients, checked no more
                         self.executors.stop()
+                    RunningProcess.kill_all()  # any client in flight (a rekey probe's, a baseline's)
                     cleanup.close()
         except (KeyboardInterrupt, Interrupted) as err:
             self.result.status = "interrupted"

@@ -9,7 +9,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from sshbench import store
 from sshbench.errors import RunError
+from sshbench.host.cleanup import Cleanup, signals_raise
+from sshbench.openssh.sshlog import failure_reason, parse_negotiated
 from sshbench.results import IMPLICIT_MAC, RunResult, short_name
 from sshbench.security.policy import NothingAllowed, build  # re-exported: the command and its tests use them from here
 from sshbench.security.recommendation import (  # re-exported likewise
@@ -21,6 +24,11 @@ from sshbench.security.recommendation import (  # re-exported likewise
     LeftOut,
     Recommendation,
 )
+from sshbench.settings import TargetSpec
+from sshbench.targets import make_target
+from sshbench.targets.base import Target, probe
+from sshbench.targets.local import LocalServer
+from sshbench.targets.private_openssh import PrivateOpenSSH, find_sshd
 
 __all__ = [
     "FOR_CHOICES",
@@ -44,8 +52,6 @@ VERIFY_TIMEOUT_S = 30.0
 
 def sshd_syntax_check(rec: Recommendation, sshd: str | None = None) -> None:
     """`sshd -t -f` on the sshd_config lines (with a throwaway host key, which sshd -t insists on)."""
-    from sshbench.targets.private_openssh import find_sshd
-
     sshd_path = find_sshd(sshd)
     with tempfile.TemporaryDirectory(prefix="sshbench-recommend-") as tmp:
         key = Path(tmp) / "host_key"
@@ -67,14 +73,6 @@ def sshd_syntax_check(rec: Recommendation, sshd: str | None = None) -> None:
 def verify(rec: Recommendation, result: RunResult, sshd: str | None = None, ssh: str = "ssh") -> str:
     """Connect once to the run's target with exactly the recommended settings; one line saying what was
     negotiated. Raises RunError (the config is then not printed) when it does not connect."""
-    from sshbench.host.cleanup import Cleanup, signals_raise
-    from sshbench.openssh.sshlog import failure_reason, parse_negotiated
-    from sshbench.settings import TargetSpec
-    from sshbench.targets import make_target
-    from sshbench.targets.base import Target, probe
-    from sshbench.targets.local import LocalServer
-    from sshbench.targets.private_openssh import PrivateOpenSSH
-
     if rec.target == "server":
         sshd_syntax_check(rec, sshd)
     settings = rec.settings()
@@ -151,8 +149,6 @@ def _with_client_settings(options: list[str], rec: Recommendation, cleanup) -> l
 
 def load_run(run_ref: str | None, from_json: str | None, db: str | None) -> tuple[RunResult, str]:
     """The run to recommend from: a `run --json`/export file, or a stored run (id or 'latest')."""
-    from sshbench import store
-
     if from_json:
         doc, source = store.read_document(from_json)
         return store.result_from_document(doc, source), os.path.basename(from_json)

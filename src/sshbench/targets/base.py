@@ -3,6 +3,7 @@ a legacy-capable server later), in the manner of pre-commit's language back-ends
 
 from __future__ import annotations
 
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
@@ -100,7 +101,6 @@ class Target(ABC):
 
     def run_remote(self, command: str, stdin_path: str | None = None, timeout_s: float = 600) -> tuple[int, str]:
         """Run a set-up command on the server (never timed): (exit status, stdout)."""
-        import subprocess
 
         argv = [
             *self.client_prefix(),
@@ -210,7 +210,6 @@ def probe(
 ) -> tuple[int, str]:
     """One real connection with `ssh -vv` (so the server's KEXINIT is printed): (exit status, log).
     `prefix`: the target's client_prefix() (e.g. `ip netns exec NS` for an emulated link)."""
-    import subprocess
 
     argv = [*(prefix or []), ssh, *options, "-vv", *destination, command]
     try:

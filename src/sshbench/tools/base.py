@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,6 @@ class TransferTool(ABC):
 
     def missing(self) -> str | None:
         """Why this tool cannot run here (one line with the fix), or None."""
-        import shutil
 
         if shutil.which(self.program) is None:
             return f"{self.program} not found; install it: apt-get install {self.package}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 from sshbench.tools.base import Invocation, TransferTool, TrialFiles
@@ -50,7 +51,6 @@ class SplitTool(TransferTool):
     needs_file_sink = True
 
     def missing(self) -> str | None:
-        import shutil
 
         for program in ("ssh", "dd", "sh", "awk"):
             if shutil.which(program) is None:
