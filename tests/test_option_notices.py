@@ -13,7 +13,7 @@ from conftest import run_cli
 from sshbench.algorithms import ClientAlgorithms, ServerAlgorithms
 from sshbench.cli import run_notices
 from sshbench.cli.main import build_parser
-from sshbench.cli.run_options import given_options
+from sshbench.cli.run_options import given_options, settings_from_args
 from sshbench.errors import UsageError
 from sshbench.measure.plan import plan_matrix
 from sshbench.settings import RunSettings
@@ -35,24 +35,7 @@ SERVER = ServerAlgorithms(ciphers=CLIENT.ciphers, macs=CLIENT.macs, kex=CLIENT.k
 def _notices(*argv: str) -> list[str]:
     """run_notices.check for `sshbench run ARGV`, with the settings cli/run.py builds from the same options."""
     args = build_parser().parse_args(["run", *argv])
-    runs = None if args.runs == "auto" else int(args.runs)
-    settings = RunSettings(
-        size=args.size,
-        file=args.file,
-        runs=runs or 3,
-        adaptive=runs is None,
-        baselines=not args.no_baselines,
-        default_reference=not args.no_reference,
-        raw_tcp_port=args.raw_tcp_port,
-        host=args.host,
-        sink=args.sink,
-        verify=args.verify,
-        sshd=args.sshd,
-        server=args.server,
-        tool=args.tool,
-        compression=args.compression,
-        payload=args.payload,
-    )
+    settings = settings_from_args(args)
     return run_notices.check(args, given_options(["run", *argv]), settings)
 
 

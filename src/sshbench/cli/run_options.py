@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from dataclasses import fields
 
+from sshbench.axis_values import comma_list
 from sshbench.cli.common import add_db_option, add_output_options, add_ssh_config_option, add_sshd_option
 from sshbench.cli.parser import make_parser
 from sshbench.errors import UsageError
+from sshbench.links import parse_links
 from sshbench.links.profiles import LINKS
 from sshbench.measure.payload import MIN_SIZE
 from sshbench.settings import DEFAULT_BUDGET_S, DEFAULT_FULL_BUDGET_S, MAX_TIE, MIN_AUTO_RUNS, RunSettings
 from sshbench.targets import cpu_quota
+from sshbench.tools import get_tool
 from sshbench.units import format_size, parse_size
 
 
@@ -46,11 +50,13 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--runs",
         default="auto",
+        type=parse_runs,  # a count, or None for auto
         help="measured rounds per combination (a fixed count), or 'auto': 3, then more only for combinations "
         "still undecided against a neighbour, within --budget (default auto)",
     )
     run.add_argument(
         "--budget",
+        type=parse_duration,  # seconds
         help="--runs auto: the run's time (set-up and calibration included) within which rounds are added, "
         f"e.g. 90s, 5m (default {DEFAULT_BUDGET_S:.0f}s, {int(DEFAULT_FULL_BUDGET_S // 60)}m"
         f"{int(DEFAULT_FULL_BUDGET_S % 60):02d}s with --full: the command ends about 1 or 5 minutes after it started; the 3 minimum rounds "
@@ -59,6 +65,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--tie",
         default="3%",
+        type=parse_tie,  # a fraction
         metavar="PCT",
         help="neighbours whose 95%% CI of the ratio lies within this are tied and share a rank (default 3%%)",
     )
@@ -89,7 +96,12 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         help="--server dropbear: its receive window (-W), e.g. 8M (default Dropbear's 24576; "
         "at most 10M); it caps uploads",
     )
-    run.add_argument("--link", default="loopback", help="comma list of link profiles to sweep (default loopback)")
+    run.add_argument(
+        "--link",
+        default="loopback",
+        type=_checked(links=True),
+        help="comma list of link profiles to sweep (default loopback)",
+    )
     run.add_argument(
         "-P",
         "--parallel",
@@ -99,7 +111,10 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         "the aggregate over the common data phase; a comma list sweeps stream counts, e.g. 1,2,4 (default 1)",
     )
     run.add_argument(
-        "--tool", default="pipe", help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)"
+        "--tool",
+        default="pipe",
+        type=_checked(tools=True),
+        help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)",
     )
     run.add_argument(
         "--direction",
@@ -108,8 +123,18 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         help="up: client to server; down: server to client (default up)",
     )
     run.add_argument("-R", "--reverse", action="store_true", help="same as --direction down (as iperf3 -R)")
-    run.add_argument("--sink", default="null", help="comma list: null (/dev/null), tmpfs, disk (default null)")
-    run.add_argument("--payload", default="random", help="comma list: random, zero, text (default random)")
+    run.add_argument(
+        "--sink",
+        default="null",
+        type=_checked(sinks=True),
+        help="comma list: null (/dev/null), tmpfs, disk (default null)",
+    )
+    run.add_argument(
+        "--payload",
+        default="random",
+        type=_checked(payloads=True),
+        help="comma list: random, zero, text (default random)",
+    )
     run.add_argument("--file", metavar="PATH", help="send this file instead (never modified; its size is the size)")
     run.add_argument(
         "--compression",
@@ -253,6 +278,27 @@ more: docs/examples/ (the seed posts' five situations) and the README's "What to
 """
 
 
+def _checked(
+    links: bool = False, tools: bool = False, sinks: bool = False, payloads: bool = False
+) -> Callable[[str], str]:
+    """An option's comma list checked as it is parsed (one UsageError line for the first bad name, the settings'
+    own message), kept as the text the settings store."""
+
+    def check(text: str) -> str:
+        if links:
+            parse_links(text)
+        if tools:
+            for name in comma_list(text):
+                get_tool(name)
+        if sinks:
+            _ = RunSettings(sink=text).sinks()
+        if payloads:
+            _ = RunSettings(payload=text).payloads()
+        return text
+
+    return check
+
+
 def parse_tie(text: str) -> float:
     """`--tie 3%` (or `3`, or `0.5%`) as a fraction; UsageError unless a percentage from 0 to 50%."""
     number = text.strip().removesuffix("%").strip()
@@ -278,8 +324,10 @@ def parse_duration(text: str) -> float:
     return total
 
 
-def parse_runs(text: str | int) -> int | None:
+def parse_runs(text: str | int | None) -> int | None:
     """`--runs N` (a positive count) or `--runs auto` (None)."""
+    if text is None or isinstance(text, int):
+        return text if text is None or text >= 1 else parse_runs(str(text))
     text = str(text)
     if text.strip().lower() == "auto":
         return None
@@ -310,7 +358,7 @@ def check_args(args: argparse.Namespace, given: set[str]) -> None:
         raise UsageError("--seeds runs the seed presets itself; give either --seeds or --preset")
     if (args.seeds or args.preset) and args.resume is not None:
         raise UsageError("--resume uses the stored run's settings; drop --preset/--seeds")
-    run_count = parse_runs(args.runs)  # a count, or None for auto
+    run_count = parse_runs(args.runs)  # a preset's count is not parsed yet
     if (run_count is not None and run_count > 10_000) or args.warmup > 100:  # a typo'd count would plan for ever
         raise UsageError(f"--runs {args.runs} / --warmup {args.warmup}: at most 10000 runs and 100 warm-up passes")
     if args.reverse and "direction" in given and args.direction != "down":
@@ -322,12 +370,12 @@ def check_args(args: argparse.Namespace, given: set[str]) -> None:
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
     """The run's settings from its parsed options: the options named as their settings are taken as they are,
     the others derived here (--runs auto, --budget's default with --full, the negated --no-* flags)."""
-    runs = parse_runs(args.runs)
+    runs = args.runs  # parse_runs: a count, or None for auto
     derived = {
         "runs": MIN_AUTO_RUNS if runs is None else runs,
         "adaptive": runs is None,
-        "tie": parse_tie(args.tie),
-        "budget_s": parse_duration(args.budget)
+        "tie": args.tie,
+        "budget_s": args.budget
         if args.budget is not None
         else DEFAULT_FULL_BUDGET_S
         if args.full
