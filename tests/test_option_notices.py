@@ -33,7 +33,7 @@ SERVER = ServerAlgorithms(ciphers=CLIENT.ciphers, macs=CLIENT.macs, kex=CLIENT.k
 
 
 def _notices(*argv: str) -> list[str]:
-    """run_notices.check for `sshbench run ARGV`, with the settings cli/run.py builds from the same options."""
+    """run_notices.check for `sshbench run ARGV`, with the settings cli/run_options.settings_from_args builds from the same options."""
     args = build_parser().parse_args(["run", *argv])
     settings = settings_from_args(args)
     return run_notices.check(args, given_options(["run", *argv]), settings)

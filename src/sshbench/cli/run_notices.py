@@ -4,7 +4,7 @@ measure something else than was asked. Decided from the options alone, before an
 needs the algorithms (every selected cipher AEAD: --macs and --full's MACs idle) is plan.py's, and a
 tool that cannot compress beside one that can is left out of the zlib rows there.
 
-`given`: the options the user typed (cli/run.py `_given_run_options`; a preset's own count as not typed);
+`given`: the options the user typed (cli/run_options.py `given_options`; a preset's own count as not typed);
 `args`: the parsed options after a preset was applied."""
 
 from __future__ import annotations

@@ -230,7 +230,7 @@ class Reserve:
 
     def cost(self, overhead_s: float, startup_s: float) -> float:
         """Seconds the trials take: each a connection (`overhead_s`: wall outside the data phase) and a data
-        phase sized for `data_s_each` (Runner._why), plus the start-up's loss, stretched by the throttles."""
+        phase sized for `data_s_each` (Runner._why_reserve), plus the start-up's loss, stretched by the throttles."""
         return self.trials * (overhead_s + (self.data_s_each + startup_s) * self.stretch)
 
     def spare_after(self, trials: list[Trial]) -> float:

@@ -7,7 +7,7 @@ channel data moves (RFC 4253 7.1), so each is a stall of the key exchange's time
 default sntrup761x25519-sha512 on the 2-core development VM, under 20 ms with curve25519-sha256 (bench/rekey.py),
 4.3% of a 4 GiB chacha20-poly1305 upload. A trial moves a few hundred MiB and holds none, so its steady rate is
 the rate between rekeys; the run measures the stall once per key exchange and link (a connection with a small
-`RekeyLimit`, Runner._rekey_probes) and each trial's MiB/s counts the rekeys its payload would meet in a long
+`RekeyLimit`, executors.probe_rekeys) and each trial's MiB/s counts the rekeys its payload would meet in a long
 transfer (Trial.rekey_s). Pure functions: tested in tests/test_rekey.py.
 """
 

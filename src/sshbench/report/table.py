@@ -304,7 +304,7 @@ def warnings(result: RunResult, compact: bool = False) -> list[str]:
         )
     unmeasured = [s for s in summary.summaries(result) if s.unmeasured_trials]
     if unmeasured and result.settings.size is None:
-        # adaptive sizes: such a trial was run again at once, four times as big (Runner._again_if_too_short)
+        # adaptive sizes: such a trial was run again at once, four times as big (rounds.grow_after)
         if not compact:
             out.append(
                 f"{len(unmeasured)} combination(s) had a trial too short for a steady part, run again bigger at "
