@@ -2,8 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped.
-TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd
+# Tools the test suite drives for real; optional: when missing (and not root) their tests are skipped. The last
+# six build HPN-SSH from the vendored source (scripts/build-hpnssh.sh).
+TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd \
+	autoconf automake gcc make libssl-dev zlib1g-dev
 
 .PHONY: setup sysdeps bench examples lint test test-fast clean
 
@@ -35,6 +37,7 @@ lint: $(BIN)/sshbench
 test: setup lint
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
+	@sh scripts/build-hpnssh.sh >/dev/null  # HPN-SSH for tests/test_hpn.py (cached: ~75 s once; skipped without a compiler)
 	@# Every test but the timed ones on both cores, a test file per worker (a module's fixture is set up once); then
 	@# the timed ones (`timed`: they assert on rates, CPU or latency they measure) alone, one at a time, so that no
 	@# other test shares their cores, with the `serial` ones (they leave a dead owner's namespace or quota group on

@@ -153,9 +153,11 @@ def sshd_helpers(path: str, version: str, given: str, session: str | None = None
     compiled = _compiled_helper_paths(path)
     found: list[tuple[str, str]] = []
     for helper, option in HELPERS.items():
-        here = [Path(path).parent / d / helper for d in HELPER_DIRS]
-        if session is not None:  # sshd-auth beside the given sshd-session
-            here = [Path(session) if helper == "sshd-session" else Path(session).parent / helper, *here]
+        named = helper_names(path, helper)
+        here = [Path(path).parent / d / name for d in HELPER_DIRS for name in named]
+        if session is not None:  # sshd-auth beside the given sshd-session, by its name or the session's stem
+            beside = [Path(session).parent / name for name in helper_names(session.replace("-session", ""), helper)]
+            here = [Path(session), *here] if helper == "sshd-session" else [*beside, *here]
         local = next((p for p in here if p.is_file() and os.access(p, os.X_OK)), None)
         if local is not None:
             found.append((option, str(local.resolve())))
@@ -173,6 +175,13 @@ def sshd_helpers(path: str, version: str, given: str, session: str | None = None
     return tuple(found)
 
 
+def helper_names(sshd: str, helper: str) -> list[str]:
+    """The file names an sshd's `helper` may have: a build that renames its programs renames its helpers alike
+    (HPN-SSH: hpnsshd runs hpnsshd-session and hpnsshd-auth), then OpenSSH's own name."""
+    stem = Path(sshd).name.removesuffix("sshd")
+    return list(dict.fromkeys([f"{stem}{helper}", helper] if stem and stem != Path(sshd).name else [helper]))
+
+
 def _compiled_helper_paths(path: str) -> dict[str, str]:
     """The helpers' compiled-in absolute paths, read from sshd's own bytes (no option prints them without a
     host key)."""
@@ -181,7 +190,8 @@ def _compiled_helper_paths(path: str) -> dict[str, str]:
     except OSError:
         return {}
     paths: dict[str, str] = {}
-    for match in re.finditer(rb"(/[A-Za-z0-9_./+-]*/(sshd-session|sshd-auth))\0", data):
+    # OpenSSH's own (PREFIX/libexec/sshd-session) and a renamed build's (HPN-SSH: PREFIX/libexec/hpnsshd-session)
+    for match in re.finditer(rb"(/[A-Za-z0-9_./+-]*/[A-Za-z0-9_.+-]*?(sshd-session|sshd-auth))\0", data):
         name = match.group(2).decode()
         candidate = match.group(1).decode()
         if not candidate.startswith("/.."):
