@@ -61,6 +61,7 @@ class TargetSpec:
     raw_tcp_port: int | None = None  # a HOST's raw TCP control port (None: any free one)
     pin: bool = True  # --pin: a private server's client and daemon on CPUs of their own (sshbench.host.placement)
     most_streams: int = 1  # -P: the most connections of one trial, which a placement must leave CPUs for
+    link_index: int = 0  # behind emulated links: which namespace pair (one per sshd build of a sweep)
 
     @property
     def ssh(self) -> str:
@@ -242,9 +243,6 @@ class RunSettings:
                 raise UsageError(
                     "--sshd builds are started here as private servers; they cannot be combined with a HOST"
                 )
-            if builds.sweeps(self.sshd) and any(p.emulated for p in self.link_profiles()):
-                # each build would need its own namespace pair (one LinkPath per target): not done yet
-                raise UsageError("--link with several --sshd builds is not supported yet: sweep the builds on loopback")
             builds.inspect_all(self.sshd, "sshd", session=self.sshd_session)
         elif self.sshd_session is not None:
             raise UsageError("--sshd-session applies to an --sshd build (OpenSSH 9.8+) started here")

@@ -80,6 +80,32 @@ class Endpoint:
     port: int
 
 
+def _root_tcp_rmem() -> tuple[int, int, int]:
+    """This machine's net.ipv4.tcp_rmem (min, initial, max), which new namespaces start with."""
+    try:
+        low, initial, high = (int(v) for v in open("/proc/sys/net/ipv4/tcp_rmem").read().split())
+    except (OSError, ValueError):
+        return 4096, 131072, 6 * 1024 * 1024  # the kernel's defaults
+    return low, initial, high
+
+
+def receive_buffer(profile: LinkProfile, root: tuple[int, int, int]) -> int | None:
+    """The initial TCP receive buffer that makes the emulated path's sockets what a real path of this profile grows
+    them to: twice its bandwidth-delay product (autotuning's target, which keeps half for overhead), at most this
+    machine's tcp_rmem max, never below its initial value. None where the profile has no delay (autotuning works
+    on the veth's own round trip) or no rate (no bandwidth-delay product).
+
+    Why: the delay relay (no sch_netem in this kernel) holds the data in userspace, so the kernel's TCP on either
+    hop sees a round trip of ~0 and never grows its buffers past the initial 128 KiB. HPN-SSH sizes its channel
+    window from the socket's receive buffer: on lfn1g (1 Gbit/s, 167 ms) it moved 11.9 MiB/s, the same as OpenSSH's
+    fixed 2 MiB window, where a real path of that RTT lets it reach the line rate."""
+    if profile.delay_ms <= 0 or not profile.rate_bit_s:
+        return None
+    low, initial, high = root
+    bdp = profile.bdp_bytes() or 0
+    return max(initial, min(2 * bdp, high))
+
+
 class LinkPath:
     """The namespace pair, its shaping per profile, relays and probes. `create()` registers every
     undo action with the run's Cleanup; `switch()` applies a profile right before a trial."""
@@ -246,9 +272,20 @@ class LinkPath:
                 _run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *tbf_args(state.profile.rate_bit_s)])
             else:
                 _run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], check=False)  # back to the default
+        self._apply_receive_buffer(state)
         self._verify(state)
         self._counters_at_switch = {dev: self._counters(ns, dev) for ns, dev in self._dev_commands()}
         self.current = name
+
+    def _apply_receive_buffer(self, state: LinkState) -> None:
+        """Every new socket of both namespaces starts with the receive buffer a real path of this profile's
+        round trip would grow it to (receive_buffer): its connections are opened after this, per trial."""
+        low, default, high = root = _root_tcp_rmem()
+        initial = receive_buffer(state.profile, root)
+        for ns in (self.client_ns, self.server_ns):  # a profile without one: the default back
+            value = f"net.ipv4.tcp_rmem={low} {initial or default} {high}"
+            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", value])
+        state.tcp_rmem_initial = initial
 
     def throttle_rate(self, rate_bit_s: int) -> str:
         """Shape the current link to `rate_bit_s` on both veth ends for one trial of the `--why`

@@ -40,6 +40,9 @@ class LinkState:
     rtt_ms: float | None = None  # measured (median of RTT_PROBES TCP round trips)
     rtt_probe_ms: list[float] = field(default_factory=list)
     tc: dict = field(default_factory=lambda: {"sent_bytes": 0, "sent_packets": 0, "drops": 0, "overlimits": 0})
+    # The TCP receive buffer every new socket of the link's namespaces starts with (net.ipv4.tcp_rmem's initial
+    # value there; None: the namespace's default): LinkPath.receive_buffer.
+    tcp_rmem_initial: int | None = None
 
     def describe(self) -> dict:
         return {
@@ -51,6 +54,7 @@ class LinkState:
             # ~0.02 ms would make window/RTT meaningless).
             "rtt_s": None if self.profile.delay_ms <= 0 else (self.rtt_ms or self.profile.rtt_ms) / 1000,
             "tc_counters": dict(self.tc),
+            "tcp_rmem_initial": self.tcp_rmem_initial,
         }
 
 

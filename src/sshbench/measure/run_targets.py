@@ -32,8 +32,8 @@ def start_targets(
         started.start(cleanup)
         return [(server, started)], None
     out: list[Target] = []
-    for build in sshd_builds:
-        one = make_target(replace(spec, sshd_paths=(build.path,)), server=server, env=env)
+    for index, build in enumerate(sshd_builds):  # behind emulated links, each its own namespace pair
+        one = make_target(replace(spec, sshd_paths=(build.path,), link_index=index), server=server, env=env)
         offer_every_client(one, ssh_builds)
         one.start(cleanup)
         out.append(one)

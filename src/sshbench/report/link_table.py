@@ -97,6 +97,20 @@ def method_legend(result: Any) -> str | None:
     return "how: " + "; ".join(f"{part}: {METHOD_PARTS[part]}" for part in parts) if parts else None
 
 
+def buffer_lines(result: Any) -> list[str]:
+    """Where the link's sockets started with a receive buffer of their own (links.path.receive_buffer): one line
+    saying so, as the number depends on it (HPN-SSH's window follows the socket's buffer)."""
+    links: dict = (result.baselines or {}).get("links") or {}
+    sized = {name: d["tcp_rmem_initial"] for name, d in links.items() if d.get("tcp_rmem_initial")}
+    if not sized:
+        return []
+    each = ", ".join(f"{name} {value / 2**20:.3g} MiB" for name, value in sized.items())
+    return [
+        f"TCP receive buffers: {each} from the start, what a real path of that round trip grows them to "
+        "(the delay relay hides the RTT from the kernel's autotuning); capped at this machine's tcp_rmem max"
+    ]
+
+
 @dataclass
 class CrossoverPoint:
     link: str

@@ -374,6 +374,7 @@ def print_report(result: RunResult, console: Console, wide: bool = False, quiet:
         console.print(links)
         for line in (
             *filter(None, [link_report.method_legend(result)]),
+            *link_report.buffer_lines(result),
             *link_report.crossover_lines(result),
             *link_report.window_lines(result, baseline_analysis.compare(result)),
         ):

@@ -48,6 +48,7 @@ class NetnsOpenSSH(PrivateOpenSSH):
             sshd=spec.sshd,
             ssh=spec.ssh,
             env=env,
+            index=spec.link_index,  # a build sweep: each sshd build behind a namespace pair of its own
             sshd_session=spec.sshd_session,
         )
         target.server_cpu = spec.server_cpu
