@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_cli
 from sshbench.cli.latency import connect_summary
-from sshbench.links import parse_links
+from sshbench.links import LINKS, parse_links
 from sshbench.links.namespaces import missing_requirement
 
 CIPHERS = "aes128-gcm@openssh.com,aes128-ctr"
@@ -58,8 +58,12 @@ _NO_LINKS = missing_requirement(parse_links("wan24m"))
 
 
 @pytest.mark.skipif(_NO_LINKS is not None, reason=_NO_LINKS or "")
-@pytest.mark.timed  # runs alone (`make test`): the echo RTT within 10% of the link's plus loopback's
+@pytest.mark.timed  # runs alone (`make test`): the echo RTT against the link's delay and its own RTT plus loopback's
 def test_wan24m_echo_rtt_is_link_rtt_plus_loopback(tmp_path):
+    """Every echo crosses the link both ways: never under its two delays (the shaper holds each packet that long,
+    whatever the load). A busy minute only adds to a median of round trips, a few ms on this machine; what breaks
+    the command adds a whole RTT or more (the link left out: ~0.2 ms; a delay applied twice, or Nagle against a
+    delayed ACK: +20 to +40 ms), so the upper bound is half as much again as the link's RTT plus loopback's."""
     out = tmp_path / "lat.json"
     done = run_cli(
         "latency",
@@ -77,9 +81,10 @@ def test_wan24m_echo_rtt_is_link_rtt_plus_loopback(tmp_path):
     assert done.returncode == 0, done.stderr
     rows = {r["link"]: r for r in json.loads(out.read_text())["results"]}
     loop, wan = rows["loopback"], rows["wan24m"]
-    assert wan["link_rtt_s"] and wan["link_rtt_s"] > 0.005
+    floor_us = 2 * LINKS["wan24m"].delay_ms * 1000  # 10 ms each way
+    assert wan["link_rtt_s"] and wan["link_rtt_s"] * 1e6 >= 0.95 * floor_us, wan
     expected_us = wan["link_rtt_s"] * 1e6 + loop["echo"]["median_us"]
-    assert wan["echo"]["median_us"] == pytest.approx(expected_us, rel=0.10), (wan["echo"], expected_us)
+    assert 0.95 * floor_us <= wan["echo"]["median_us"] < 1.5 * expected_us, (wan["echo"], floor_us, expected_us)
 
 
 # --- latency runs in the store --------------------------------------------------------------------

@@ -18,7 +18,8 @@ from sshbench.store.document import to_document
 from sshbench.store.record_json import settings_from
 from sshbench.units import MIB
 
-pytestmark = pytest.mark.timed  # runs alone (`make test`): rounds and budgets, decided from rates
+# The runs on a real sshd are `timed` (run alone by `make test`): their rounds and budgets are decided from rates.
+# Bad input, the seeded order and stored runs run with the rest.
 
 GCM = "aes128-gcm@openssh.com"
 NEW_SUMMARY_KEYS = {
@@ -32,6 +33,7 @@ NEW_SUMMARY_KEYS = {
 }
 
 
+@pytest.mark.timed
 def test_small_run_carries_cis_ranks_and_orders_3des_behind_gcm(tmp_path):
     out = tmp_path / "r.json"
     # 16M rather than 2M: 2 MiB leaves a data phase of a few ms, too short to rank 3des by.
@@ -59,6 +61,7 @@ def test_small_run_carries_cis_ranks_and_orders_3des_behind_gcm(tmp_path):
     assert "±" in done.stdout and "95% CI" in done.stdout
 
 
+@pytest.mark.timed
 def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     out = tmp_path / "r.json"
     # Adaptive sizes (capped at 16M to stay cheap) and a budget the 3 minimum rounds cannot fit at ~1 s
@@ -87,6 +90,7 @@ def test_runs_auto_stops_within_its_budget_and_says_why(tmp_path):
     assert {t["cipher"] for t in probes} == {GCM, "3des-cbc"}
 
 
+@pytest.mark.timed
 def test_rounds_past_the_third_run_for_real_with_the_handshakes_of_both_set_up_kexes(tmp_path):
     """--runs auto's adaptive rounds on a real sshd: a crash in them got through the suite once (an adaptive round's
     handshake of the transfers' set-up kex is shaped like the round's first row, and none was sized for it). Two

@@ -14,7 +14,8 @@ from sshbench.results import Combination
 from sshbench.targets import cpu_quota
 from sshbench.why import throttles
 
-pytestmark = pytest.mark.timed  # runs alone (`make test`): the limits are verdicts from CPU and rate measurements
+# The experiments on real processes are `timed` (run alone by `make test`): their limits are verdicts from CPU
+# and rate measurements. The figures and verdicts on given numbers run with the rest.
 
 CGROUP_REASON = throttles._cgroup_reason()
 NETNS_REASON = namespaces.missing_requirement([LINKS["lan100m"]])
@@ -151,6 +152,7 @@ def _throttle(entry: dict, resource: str) -> dict:
     return next(t for t in entry["throttles"] if t["resource"] == resource)
 
 
+@pytest.mark.timed
 @pytest.mark.skipif(CGROUP_REASON is not None, reason=CGROUP_REASON or "")
 def test_a_quarter_core_server_is_limited_by_the_server_cpu(tmp_path):
     """--server-cpu 0.25: its quota halved to 0.125 core costs about half; the client's halved costs
@@ -166,6 +168,7 @@ def test_a_quarter_core_server_is_limited_by_the_server_cpu(tmp_path):
     assert doc["answer"]["bound_by"]["method"] == "experiment"
 
 
+@pytest.mark.timed
 @pytest.mark.skipif(NETNS_REASON is not None, reason=f"emulated links unavailable here: {NETNS_REASON}")
 @pytest.mark.skipif(CGROUP_REASON is not None, reason=CGROUP_REASON or "")
 def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
@@ -185,6 +188,7 @@ def test_a_100mbit_link_is_limited_by_the_link_with_both_cpus_idle(tmp_path):
     assert "limited by (by experiment): the link's rate" in stored.stdout and "why (sensitivity)" in stored.stdout
 
 
+@pytest.mark.timed
 @pytest.mark.skipif(NETNS_REASON is not None, reason=f"emulated links unavailable here: {NETNS_REASON}")
 @pytest.mark.skipif(CGROUP_REASON is not None, reason=CGROUP_REASON or "")
 def test_a_long_fat_link_is_limited_by_the_window(tmp_path):
@@ -234,6 +238,7 @@ def test_a_disk_sink_lists_the_disk_throttle_and_why_it_cannot_run():
     assert by_name["disk"].reason and not by_name["disk"].possible
 
 
+@pytest.mark.timed
 @pytest.mark.skipif(True, reason=f"--sink disk with the disk throttled: not run here: {throttles._disk_reason()}")
 def test_a_hard_throttled_disk_sink_is_the_limit():
     raise AssertionError("io.max throttle not implemented")

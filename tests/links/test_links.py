@@ -20,7 +20,8 @@ from sshbench.links import LINKS, namespaces, parse_links, profile_named, shapin
 from sshbench.links import path as linkpath
 from sshbench.units import MIB
 
-pytestmark = pytest.mark.timed  # runs alone (`make test`): RTTs, and compression against a link's rate
+# Real namespaces, tc and sshd are `timed` (run alone by `make test`): RTTs, compression against a link's rate,
+# and the host's own veths and namespaces counted. Parsing and bad input run with the rest.
 
 NEEDS_NETNS = pytest.mark.skipif(
     namespaces.missing_requirement([LINKS["lan1g"]]) is not None,
@@ -110,6 +111,7 @@ def _cli(*args: str) -> list[str]:
 # --- real namespaces and tc ----------------------------------------------------------------------
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
     """100 Mbit/s within 10% by the raw TCP control through tbf; a 20 ms one-way delay adds 40 ms RTT
@@ -163,6 +165,7 @@ def test_shaped_link_rate_and_delayed_link_rtt(tmp_path):
     assert namespaces_of(os.getpid()) == [] and not host_has_our_veths()
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 def test_netem_delay_when_the_kernel_has_it():
     cleanup = Cleanup()
@@ -178,12 +181,17 @@ def test_netem_delay_when_the_kernel_has_it():
     assert namespaces_of(os.getpid()) == []
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     """A real sshd behind the link: zlib on a text payload is faster than none at 24 Mbit/s (and the
     JSON carries the link's achieved rate and RTT), slower on loopback; nothing is left afterwards.
     Two runs: loopback needs a bigger payload to time (~800 MiB/s) than 24 Mbit/s can move quickly.
-    The first runs over lan100m too: each link gets its own answer under the run's (condition_answer.py)."""
+    The first runs over lan100m too: each link gets its own answer under the run's (condition_answer.py).
+    One round over the links: there the uncompressed row moves at the shaper's rate whatever the load (2.7 MiB/s),
+    and zlib's 4.5x on this text (12.3 MiB/s, at load 3 too) would have to lose two thirds of it to fall under
+    1.5x. On loopback both rows are CPU-bound and the uncompressed one's data phase is ~0.1 s: three rounds,
+    compared paired by round."""
     out = tmp_path / "wan.json"
     done = run_cli(
         "run",
@@ -207,7 +215,7 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
     assert done.returncode == 0, done.stderr + done.stdout[-3000:]
     doc = json.loads(out.read_text())
     rates = {s["compression"]: s["median_mib_s"] for s in doc["summaries"] if s["link"] == "wan24m"}
-    assert rates["zlib@openssh.com"] > rates["none"], rates
+    assert rates["zlib@openssh.com"] > 1.5 * rates["none"], rates
     per_link = doc["conditions_answer"]["conditions"]
     assert [entry["condition"] for entry in per_link] == ["wan24m", "lan100m"] and per_link[0]["rows"] == 2, per_link
     assert per_link[0]["fastest"].endswith("(zlib)"), per_link  # each link against its own fastest
@@ -235,7 +243,7 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
         "--size",
         "32M",
         "--runs",
-        "1",
+        "3",
         "--warmup",
         "0",
         "--json",
@@ -243,8 +251,10 @@ def test_compression_wins_on_wan24m_and_loses_on_loopback(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr + done.stdout[-3000:]
-    rates = {s["compression"]: s["median_mib_s"] for s in json.loads(out.read_text())["summaries"]}
-    assert rates["zlib@openssh.com"] < rates["none"], rates
+    rows = {s["compression"]: s for s in json.loads(out.read_text())["summaries"]}
+    # the run's ranking puts none first, zlib behind it by its paired ratio: 6-12x here; on loopback a zlib that
+    # compressed nothing would read ~1x
+    assert rows["none"]["rank"] == 1 and rows["zlib@openssh.com"]["relative_to_fastest"] > 2.0, rows
 
 
 def _owner_alive(name: str) -> bool:
@@ -260,6 +270,7 @@ def _start_long_run():
     return proc
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_nothing_left_after_a_signal(signum: int):
@@ -270,6 +281,7 @@ def test_nothing_left_after_a_signal(signum: int):
     assert namespaces_of(proc.pid) == [] and not host_has_our_veths()
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 def test_kill_9_leftovers_are_removed_by_the_next_run():
     proc = _start_long_run()
@@ -301,6 +313,7 @@ def test_crossover_bad_input_is_one_line():
     assert done.returncode == 2 and "malformed rate" in done.stderr
 
 
+@pytest.mark.timed
 @NEEDS_NETNS
 def test_crossover_finds_compression_winning_at_the_low_rate(tmp_path):
     out = tmp_path / "cross.json"

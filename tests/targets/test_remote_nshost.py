@@ -126,13 +126,18 @@ def test_fast_ciphers_on_a_100_mbit_veth_are_bound_by_the_network(host, tmp_path
         host.shape_link(None)
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
+    # 100 Mbit/s carries 11.4 MiB/s of TCP payload (1448 of every 1514 bytes), and never more than 11.92 MiB/s of
+    # bytes: the bound for every row. The control read 11.38-11.44 (median 11.44) with two busy loops beside a
+    # parallel suite: 11.5 left it 0.5%, where a clock started late by a busy moment reads above; under 9 the
+    # control would not be carrying the link (a shaper at half the rate reads 5.7, none at all 1000+).
+    link_mib_s = 100e6 / 8 / 2**20
     raw = doc["baselines"]["raw_tcp_down"]["median_mib_s"]
-    assert 9 < raw < 11.5, raw  # 100 Mbit/s carries 11.4 MiB/s of TCP payload (1448 of every 1514 bytes)
+    assert 9 < raw < link_mib_s, raw
     for s in doc["summaries"]:
-        # never above what the link carries: 100 Mbit/s is 11.92 MiB/s of bytes. The steady-state clock reads
-        # 11.5-11.7 here (docs/clock.md), above the 11.4 of full-size packets' payload: tbf charges a GSO
-        # super-packet's headers once, and the start-up the earlier clock included is left out.
-        assert s["direction"] == "down" and s["median_mib_s"] < 100e6 / 8 / 2**20, s
+        # never above what the link carries. The steady-state clock reads 11.5-11.7 here (docs/clock.md), above
+        # the 11.4 of full-size packets' payload: tbf charges a GSO super-packet's headers once, and the start-up
+        # the earlier clock included is left out.
+        assert s["direction"] == "down" and s["median_mib_s"] < link_mib_s, s
         assert s["bound_by"] == "network", (s["cipher"], s["median_mib_s"], raw, s["bound_by_evidence"])
 
 

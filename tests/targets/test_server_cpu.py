@@ -13,8 +13,6 @@ from sshbench.baselines import analysis
 from sshbench.store import open_store
 from sshbench.targets import cpu_quota
 
-pytestmark = pytest.mark.timed  # runs alone (`make test`): a CPU quota's verdict
-
 REASON = cpu_quota.missing_requirement()
 
 
@@ -30,6 +28,7 @@ def test_server_cpu_with_a_host_is_refused():
     assert done.returncode == 2 and "--server-cpu" in done.stderr, done.stderr
 
 
+@pytest.mark.timed  # runs alone (`make test`): a CPU quota's verdict
 @pytest.mark.skipif(REASON is not None, reason=REASON or "")
 def test_server_cpu_tenth_of_a_core_limits_the_sshd(tmp_path):
     out = tmp_path / "r.json"
