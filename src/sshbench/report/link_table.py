@@ -105,10 +105,7 @@ def buffer_lines(result: Any) -> list[str]:
     if not sized:
         return []
     each = ", ".join(f"{name} {value / 2**20:.3g} MiB" for name, value in sized.items())
-    return [
-        f"TCP receive buffers: {each} from the start, what a real path of that round trip grows them to "
-        "(the delay relay hides the RTT from the kernel's autotuning); capped at this machine's tcp_rmem max"
-    ]
+    return [f"TCP receive buffers: {each} from the start, as a real path of its RTT grows them (the relay hides it)"]
 
 
 @dataclass
