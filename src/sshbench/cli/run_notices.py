@@ -37,16 +37,16 @@ def check(args: argparse.Namespace, given: set[str], settings: RunSettings) -> l
             notices.append("--no-baselines skips the raw TCP control: --raw-tcp-port has no effect")
         if not settings.default_reference:
             notices.append("--no-baselines already leaves your ssh's default out: --no-reference has no effect")
-    sinks = settings.sinks()
+    sinks = settings.axes.sinks  # parsed once with the run's spec
     if settings.verify and "null" in sinks and len(sinks) > 1:
         notices.append("--verify checks file sinks: the null sink's rows keep nothing to check")
-    if settings.sshd and "openssh" not in settings.servers():
-        servers = ", ".join(settings.servers())
+    if settings.sshd and "openssh" not in settings.target.servers:
+        servers = ", ".join(settings.target.servers)
         notices.append(f"--sshd is the private OpenSSH server's binary; --server {servers} starts none: no effect")
-    tools = [TOOLS.get(("openssh", name)) for name in settings.tools()]
+    tools = [TOOLS.get(("openssh", name)) for name in settings.axes.tools]
     idle = [tool.name for tool in tools if tool is not None and not tool.compresses]
     # --compression both, or another tool beside: plan.py leaves out only the zlib rows of these
-    if idle and len(idle) == len(tools) and "none" not in settings.compressions():
+    if idle and len(idle) == len(tools) and "none" not in settings.axes.compressions:
         raise UsageError(
             f"--compression on: {', '.join(idle)} cannot compress (its SSH client has no zlib); "
             "use another --tool, or --compression off"

@@ -99,7 +99,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--link",
         default="loopback",
-        type=_checked(links=True),
+        type=_checked(parse_links),
         help="comma list of link profiles to sweep (default loopback)",
     )
     run.add_argument(
@@ -113,7 +113,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--tool",
         default="pipe",
-        type=_checked(tools=True),
+        type=_checked(_check_tools),
         help="comma list of transfer tools: pipe, scp, scp-legacy, sftp, rsync (default pipe)",
     )
     run.add_argument(
@@ -126,13 +126,13 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--sink",
         default="null",
-        type=_checked(sinks=True),
+        type=_checked(lambda text: RunSettings(sink=text).sinks()),
         help="comma list: null (/dev/null), tmpfs, disk (default null)",
     )
     run.add_argument(
         "--payload",
         default="random",
-        type=_checked(payloads=True),
+        type=_checked(lambda text: RunSettings(payload=text).payloads()),
         help="comma list: random, zero, text (default random)",
     )
     run.add_argument("--file", metavar="PATH", help="send this file instead (never modified; its size is the size)")
@@ -278,25 +278,20 @@ more: docs/examples/ (the seed posts' five situations) and the README's "What to
 """
 
 
-def _checked(
-    links: bool = False, tools: bool = False, sinks: bool = False, payloads: bool = False
-) -> Callable[[str], str]:
-    """An option's comma list checked as it is parsed (one UsageError line for the first bad name, the settings'
-    own message), kept as the text the settings store."""
+def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
+    """An option's comma list checked as argparse reads it (`check` raises one UsageError line for the first bad
+    name, the settings' own message), kept as the text the settings store."""
 
-    def check(text: str) -> str:
-        if links:
-            parse_links(text)
-        if tools:
-            for name in comma_list(text):
-                get_tool(name)
-        if sinks:
-            _ = RunSettings(sink=text).sinks()
-        if payloads:
-            _ = RunSettings(payload=text).payloads()
+    def checked(text: str) -> str:
+        check(text)
         return text
 
-    return check
+    return checked
+
+
+def _check_tools(text: str) -> None:
+    for name in comma_list(text):
+        get_tool(name)
 
 
 def parse_tie(text: str) -> float:
@@ -326,8 +321,8 @@ def parse_duration(text: str) -> float:
 
 def parse_runs(text: str | int | None) -> int | None:
     """`--runs N` (a positive count) or `--runs auto` (None)."""
-    if text is None or isinstance(text, int):
-        return text if text is None or text >= 1 else parse_runs(str(text))
+    if text is None:  # already parsed: auto
+        return None
     text = str(text)
     if text.strip().lower() == "auto":
         return None
