@@ -153,6 +153,7 @@ class LinkPath:
             _run(["ip", "-n", ns, "link", "set", dev, "up"])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
         self.netem = self._detect_netem()
+        self._set_listener_buffers()
         for profile in self.profiles.values():
             self.states[profile.name] = LinkState(profile, self._method(profile))
             if profile.loss_pct and not self.netem:
@@ -162,6 +163,32 @@ class LinkPath:
                 )
         self._start_echo_server()
         cleanup.push(self.collect_counters)  # runs before the namespaces go: the last link's counters
+
+    def _set_listener_buffers(self) -> None:
+        """Before sshd and the relays listen: an accepted socket keeps its listener's receive buffer, taken from
+        tcp_rmem when the listener was made (measured: a listener made at 128 KiB hands out 128 KiB sockets after
+        tcp_rmem says 16 MiB), so the buffer a profile wants must be in place before anything listens. The largest of
+        the profiles' (receive_buffer): a larger buffer than a profile needs only lets its window grow sooner."""
+        root = _root_tcp_rmem()
+        wanted = [b for p in self.profiles.values() if (b := receive_buffer(p, root))]
+        if wanted:
+            self._set_tcp_rmem(root, max(wanted))
+
+    def _set_tcp_rmem(self, root: tuple[int, int, int], initial: int | None) -> None:
+        low, default, high = root
+        for ns in (self.client_ns, self.server_ns):
+            _run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sysctl",
+                    "-q",
+                    "-w",
+                    f"net.ipv4.tcp_rmem={low} {initial or default} {high}",
+                ]
+            )
 
     def _detect_netem(self) -> bool:
         probe = _run(
@@ -280,11 +307,9 @@ class LinkPath:
     def _apply_receive_buffer(self, state: LinkState) -> None:
         """Every new socket of both namespaces starts with the receive buffer a real path of this profile's
         round trip would grow it to (receive_buffer): its connections are opened after this, per trial."""
-        low, default, high = root = _root_tcp_rmem()
+        root = _root_tcp_rmem()
         initial = receive_buffer(state.profile, root)
-        for ns in (self.client_ns, self.server_ns):  # a profile without one: the default back
-            value = f"net.ipv4.tcp_rmem={low} {initial or default} {high}"
-            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", value])
+        self._set_tcp_rmem(root, initial)  # a profile without one: the default back
         state.tcp_rmem_initial = initial
 
     def throttle_rate(self, rate_bit_s: int) -> str:
