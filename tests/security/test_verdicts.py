@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT
+from sshbench.algorithms import threaded
 from sshbench.security import audit_adapter, terrapin
 from sshbench.security.verdicts import (
     FAIL_LEVELS,
@@ -188,3 +189,47 @@ def test_combination_takes_the_worst_part():
     assert v.level == Level.BROKEN and v.reason.startswith("diffie-hellman-group1-sha1:")
     v = combination_verdict("aes128-ctr", "umac-64-etm@openssh.com", "curve25519-sha256", "zlib@openssh.com")
     assert v.level == Level.WEAK and "compression" in v.reason
+
+
+# --- HPN-SSH's threaded ("parallel") ciphers ----------------------------------------------------------
+
+MT_CHACHA = "chacha20-poly1305-mt@hpnssh.org"
+
+
+@pytest.mark.parametrize(("threaded_name", "twin"), sorted(threaded.SERIAL_TWINS.items()))
+@pytest.mark.parametrize("strict_kex", [None, False, True])
+def test_threaded_cipher_is_rated_as_its_serial_twin(threaded_name, twin, strict_kex):
+    verdict = algorithm_verdict("cipher", threaded_name, strict_kex)
+    serial = algorithm_verdict("cipher", twin, strict_kex)
+    assert verdict.level == serial.level
+    assert verdict.reason.startswith(f"{twin} computed in threads (parallel, HPN-SSH): rated as it; ")
+    assert verdict.reason.endswith(serial.reason) and "\n" not in verdict.reason
+
+
+def test_threaded_chacha20_is_terrapin_affected_as_its_twin():
+    assert threaded.serial_twin(MT_CHACHA) == CHACHA
+    assert terrapin.affected(MT_CHACHA, "implicit")
+    assert algorithm_verdict("cipher", MT_CHACHA, strict_kex=True).level == Level.RECOMMENDED
+    for strict_kex in (False, None):
+        verdict = algorithm_verdict("cipher", MT_CHACHA, strict_kex=strict_kex)
+        assert verdict.level == Level.WEAK and "CVE-2023-48795" in verdict.reason
+    kex = "curve25519-sha256"
+    assert combination_verdict(MT_CHACHA, "implicit", kex, strict_kex=True).level == Level.RECOMMENDED
+    off = combination_verdict(MT_CHACHA, "implicit", kex, strict_kex=False)
+    assert off.level == Level.WEAK and off.reason.startswith(f"{MT_CHACHA}: {CHACHA} computed in threads")
+    assert "CVE-2023-48795" in off.reason and off.level == combination_verdict(CHACHA, "implicit", kex).level
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "no-such-cipher@example.com",  # unknown, not HPN-SSH's
+        "aes128-ctr-mt@hpnssh.org",  # not an HPN-SSH name (its threaded AES-CTR runs as aes128-ctr): not in the table
+    ],
+)
+def test_cipher_outside_the_twin_table_stays_not_rated(name):
+    assert threaded.serial_twin(name) is None and threaded.serial(name) == name
+    verdict = algorithm_verdict("cipher", name)
+    assert verdict.level == Level.WEAK and verdict.reason.startswith("not rated by ssh-audit")
+    assert "threads" not in verdict.reason
+    assert not terrapin.affected(name, "implicit")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sshbench.algorithms import threaded
 from sshbench.algorithms.kexinit import (
     CLIENT_STRICT_KEX_MARKER,
     SERVER_STRICT_KEX_MARKER,
@@ -24,7 +25,9 @@ ETM_SUFFIX = "-etm@openssh.com"
 
 def affected(cipher: str, mac: str) -> bool:
     """The combinations the Terrapin paper attacks: ChaCha20-Poly1305 with any MAC, any CBC cipher with an
-    encrypt-then-MAC MAC (GCM, and CTR with any MAC, are not affected in practice)."""
+    encrypt-then-MAC MAC (GCM, and CTR with any MAC, are not affected in practice). A threaded twin
+    (chacha20-poly1305-mt@hpnssh.org, algorithms/threaded.py) is affected as its serial cipher."""
+    cipher = threaded.serial(cipher)
     return cipher == CHACHA20 or (cipher.endswith("-cbc") and mac.endswith(ETM_SUFFIX))
 
 

@@ -16,6 +16,9 @@ The rule (docs/security-policy.md has it in full, with sources):
 4. Terrapin (CVE-2023-48795): chacha20-poly1305, and any -cbc cipher with an -etm MAC, are at most `weak`
    unless strict kex is in force on both sides (security/terrapin.py).
 5. A combination's verdict is the worst of its cipher, MAC, kex and compression, then rule 4.
+6. A threaded ("parallel") cipher of HPN-SSH, chacha20-poly1305-mt@hpnssh.org, is its serial twin computed in
+   threads, the same bytes on the wire (algorithms/threaded.py): rated exactly as the twin, Terrapin included;
+   the reason says so.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import fnmatch
 from dataclasses import dataclass
 from enum import IntEnum
 
+from sshbench.algorithms import threaded
 from sshbench.compression import NO_COMPRESSION
 from sshbench.results import IMPLICIT_MAC
 from sshbench.security import terrapin
@@ -232,6 +236,8 @@ def algorithm_verdict(kind: str, name: str, strict_kex: bool | None = None) -> V
         return Verdict(Level.RECOMMENDED, "integrity from the AEAD cipher", OVERRIDE_SOURCE)
     if kind == "kex" and name.startswith(KEX_MARKER_PREFIXES):
         return Verdict(Level.RECOMMENDED, "protocol marker, not a key exchange", OVERRIDE_SOURCE)
+    if kind == "cipher" and (twin := threaded.serial_twin(name)) is not None:
+        return _threaded_verdict(twin, algorithm_verdict(kind, twin, strict_kex))
     if kind == "cipher" and name == terrapin.CHACHA20:
         return _chacha20_verdict(strict_kex)
     for override in OVERRIDES:
@@ -239,6 +245,15 @@ def algorithm_verdict(kind: str, name: str, strict_kex: bool | None = None) -> V
             return Verdict(override.level, override.reason, f"{OVERRIDE_SOURCE} ({override.source})")
     database = load()
     return base_verdict(database.rating(kind, name), database.version)
+
+
+def _threaded_verdict(twin: str, twin_verdict: Verdict) -> Verdict:
+    """Rule 6: the twin's level; the reason names the twin, then gives the twin's own reason."""
+    return Verdict(
+        twin_verdict.level,
+        f"{twin} computed in threads ({threaded.PARALLEL_LABEL}, HPN-SSH): rated as it; {twin_verdict.reason}",
+        f"sshbench ({threaded.PARALLEL_LABEL} twin); {twin_verdict.source}",
+    )
 
 
 def _chacha20_verdict(strict_kex: bool | None) -> Verdict:
