@@ -67,6 +67,10 @@ class Combination:
     # this combination ran with, "" when that side is not swept (runs stored before it too).
     ssh_build: str = ""
     sshd_build: str = ""
+    # A row sshbench added to measure what would help (sshbench.measure.remedies: "hpn-both", "hpn-client",
+    # "hpn-server", "streams", "compression"), beside the user's own rows ("") in the same rounds. Ranked apart
+    # (model.summary): the answer, the config lines and adaptive rounds are the user's rows'. Runs before it: "".
+    remedy: str = ""
 
     @property
     def unpinned(self) -> bool:
@@ -184,6 +188,8 @@ AXES: tuple[Axis, ...] = (
     Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1, nesting=7),  # -P N
     Axis("ssh_build", "ssh build", "ssh builds", connection=True, nesting=10),  # --ssh A,B (runs before it: "")
     Axis("sshd_build", "sshd build", "sshd builds", connection=True, nesting=11),
+    # --remedies: a row added to measure what would help ("" the user's own); never crossed by the plan
+    Axis("remedy", "remedy", "remedies", connection=False, usual="", nesting=12),
 )
 # The axes a matrix crosses besides the algorithms (plan.build_matrix), outermost first.
 CROSSED_AXES: tuple[str, ...] = tuple(

@@ -164,6 +164,17 @@ class RunSettings:
     # one stream, no compression, a private OpenSSH server on loopback, sizes sshbench chose). Runs stored before
     # it load with False, as they ran; other commands that build settings (crossover) keep a connection per trial.
     warm: bool = False
+    # --remedies (sshbench.measure.remedies): "auto" (`run`'s default: on over an emulated link with a delay or
+    # to a remote HOST, where "what would help" is the question), "on" or "off" (runs stored before it; other
+    # commands). `remedy_builds`: the last --ssh (and --sshd) build was added by it (HPN-SSH found), not the user.
+    remedies: str = "off"
+    remedy_builds: bool = False
+
+    def remedies_on(self) -> bool:
+        """Whether the run adds the rows that measure what would help (measure.remedies)."""
+        if self.remedies == "auto":
+            return self.host is not None or any(p.delay_ms > 0 for p in self.axes.links)
+        return self.remedies == "on"
 
     def why_mode(self) -> str:
         """The experiments this run does: "fastest", "all" or "off"."""
@@ -276,7 +287,8 @@ class RunSettings:
             server_cpu=self.server_cpu,
             raw_tcp_port=self.raw_tcp_port,
             pin=self.pin,
-            most_streams=max(self.axes.stream_counts),
+            # --remedies' -P 4 row (measure.remedies.REMEDY_STREAMS) needs room in a placement too
+            most_streams=max(*self.axes.stream_counts, 4 if self.remedies_on() else 1),
         )
 
     def tools(self) -> list[str]:

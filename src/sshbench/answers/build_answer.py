@@ -171,6 +171,7 @@ def compute(result: RunResult) -> BuildAnswer | None:
         s
         for s in summary.summaries(result)
         if (s.combination.ssh_build or s.combination.sshd_build)
+        and not s.combination.remedy  # HPN-SSH added by --remedies: answers.remedies compares it
         and s.combination.client == "openssh"
         and s.combination.server == "openssh"
         and s.median_mib_s

@@ -217,6 +217,14 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--no-why", action="store_true", help="skip the --why experiments (the verdict is then inferred)")
     run.add_argument(
+        "--remedies",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="measure what would help beside your rows, in the same rounds: HPN-SSH at both ends, the server or "
+        "the client only (when installed, or built by scripts/build-hpnssh.sh), -P 4, zlib where the payload "
+        "compresses; each against your setup (default auto: over a --link with a delay or to a remote HOST)",
+    )
+    run.add_argument(
         "--why-rounds",
         type=int,
         default=4,

@@ -310,7 +310,7 @@ class LinkPath:
         root = _root_tcp_rmem()
         initial = receive_buffer(state.profile, root)
         self._set_tcp_rmem(root, initial)  # a profile without one: the default back
-        state.tcp_rmem_initial = initial
+        state.tcp_rmem_initial, state.tcp_rmem_max = initial, root[2]
 
     def throttle_rate(self, rate_bit_s: int) -> str:
         """Shape the current link to `rate_bit_s` on both veth ends for one trial of the `--why`

@@ -43,6 +43,7 @@ class LinkState:
     # The TCP receive buffer every new socket of the link's namespaces starts with (net.ipv4.tcp_rmem's initial
     # value there; None: the namespace's default): LinkPath.receive_buffer.
     tcp_rmem_initial: int | None = None
+    tcp_rmem_max: int | None = None  # this machine's net.ipv4.tcp_rmem max: what autotuning may grow a buffer to
 
     def describe(self) -> dict:
         return {
@@ -55,6 +56,7 @@ class LinkState:
             "rtt_s": None if self.profile.delay_ms <= 0 else (self.rtt_ms or self.profile.rtt_ms) / 1000,
             "tc_counters": dict(self.tc),
             "tcp_rmem_initial": self.tcp_rmem_initial,
+            "tcp_rmem_max": self.tcp_rmem_max,
         }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from sshbench.axis_values import MatrixSpec
 from sshbench.baselines import aesni
 from sshbench.host import environment
+from sshbench.measure.remedies import with_hpn_builds
 from sshbench.settings import RunSettings, TargetSpec
 from sshbench.targets import check_spec as check_target_spec
 from sshbench.tools import get_tool
@@ -45,13 +46,15 @@ class RunSpec:
         """Every check of a run's options, in one place, before anything is started or stored: the settings'
         own (values, files, builds, the axes' names), the target registry's and each target kind's (options it
         cannot take), the tools' registry, and --no-aesni's (it must mask something on this CPU). One UsageError
-        line for the first that fails. A seed is drawn where none was given."""
+        line for the first that fails. A seed is drawn where none was given; --remedies adds the HPN-SSH builds
+        it found (measure.remedies.with_hpn_builds)."""
         settings.validate()
         check_target_spec(settings.target)
         for name in settings.axes.tools:
             get_tool(name)  # an unknown name: one line, with the known ones
         if settings.no_aesni:
             aesni.refuse_unless_applicable(settings.host, environment.cpu_info())
+        settings = with_hpn_builds(settings)  # --remedies: HPN-SSH beside the user's builds, where found
         if settings.seed is None:  # recorded with the run (settings/JSON), so its order can be replayed
             settings = replace(settings, seed=draw_seed())
         return cls(settings)

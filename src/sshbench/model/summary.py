@@ -159,7 +159,8 @@ def _rates_by_pair(
     """rates_by_round per client/server implementation pair: each pair is ranked on its own."""
     by_pair: dict[tuple[str, str], dict[Combination, dict[int, float]]] = defaultdict(dict)
     for combo, by_round in rates_by_round(trials, kind).items():
-        by_pair[implementation_pair(combo)][combo] = by_round
+        if not getattr(combo, "remedy", ""):  # a remedy row is compared with the user's own (answers.remedies)
+            by_pair[implementation_pair(combo)][combo] = by_round
     return by_pair
 
 
@@ -191,14 +192,16 @@ def _add_decisions(summaries: list[Summary], trials: list[Trial], tie_margin: fl
         values = [t.mib_s for t in measured if t.mib_s]
         s.ci95_mib_s = list(intervals.median_ci(values))
         s.ci_coverage = intervals.median_ci_coverage(len(values))
-        entry = ranked[s.combination]
+        s.outlier_trials = [measured[i].repetition for i in outliers.modified_z_outliers(values)]
+        s.slow_first_trial = outliers.slow_first_trial(values)
+        entry = ranked.get(s.combination)
+        if entry is None:  # a remedy row: ranked apart (answers.remedies)
+            continue
         s.rank, s.rank_label, s.decided, s.group = entry.rank, entry.rank_label, entry.decided, entry.group
         # "x fastest": the ranking's own estimate, the first row's throughput over this one's, paired by round
         if entry.relative is not None:
             s.relative_to_fastest = entry.relative.ratio
             s.relative_to_fastest_ci95 = [entry.relative.low, entry.relative.high]
-        s.outlier_trials = [measured[i].repetition for i in outliers.modified_z_outliers(values)]
-        s.slow_first_trial = outliers.slow_first_trial(values)
 
 
 def summarise_transfers(
@@ -296,6 +299,7 @@ def summarise_transfers(
     summaries.sort(
         key=lambda s: (
             implementation_order(s.combination),
+            bool(getattr(s.combination, "remedy", "")),  # the rows sshbench added to measure what would help: last
             s.median_mib_s is None,
             position.get(s.combination, 0),
             -(s.median_mib_s or 0.0),

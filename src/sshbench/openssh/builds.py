@@ -62,6 +62,25 @@ def is_hpn(version: str) -> bool:
     return "hpn" in version.lower()
 
 
+# Where HPN-SSH is looked for when no --ssh/--sshd names it (--remedies): $SSHBENCH_HPN_DIR, the prefix
+# scripts/build-hpnssh.sh builds into, then the PATH (a package's /usr/bin/hpnssh, /usr/sbin/hpnsshd).
+HPN_CACHE_GLOB = "sshbench/hpn-ssh-*"
+
+
+def find_hpn() -> tuple[str, str] | None:
+    """(hpnssh, hpnsshd), both executable, or None: HPN-SSH as a user has it installed or built."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    prefixes = [Path(d) for d in [os.environ.get("SSHBENCH_HPN_DIR")] if d]
+    prefixes += sorted(cache.glob(HPN_CACHE_GLOB), reverse=True)  # the newest version first
+    for prefix in prefixes:
+        ssh, sshd = prefix / "bin/hpnssh", prefix / "sbin/hpnsshd"
+        if os.access(ssh, os.X_OK) and os.access(sshd, os.X_OK):
+            return str(ssh), str(sshd)
+    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+    ssh_found, sshd_found = shutil.which("hpnssh", path=search), shutil.which("hpnsshd", path=search)
+    return (ssh_found, sshd_found) if ssh_found and sshd_found else None
+
+
 def split_paths(text: str | None) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in (text or "").split(",") if p.strip()))
 
@@ -226,4 +245,4 @@ def sweeps(text: str | None) -> bool:
     return len(split_paths(text)) > 1
 
 
-__all__ = ["Build", "inspect", "inspect_all", "is_hpn", "split_paths", "sweeps", "version_label"]
+__all__ = ["Build", "find_hpn", "inspect", "inspect_all", "is_hpn", "split_paths", "sweeps", "version_label"]

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sshbench.answers import answer as answers
-from sshbench.answers import build_answer, condition_answer
+from sshbench.answers import build_answer, condition_answer, remedies
 from sshbench.results import RunResult
 
 
@@ -49,10 +49,16 @@ def _print(console: Console, line: str, style: str, wrap: bool = True) -> None:
 
 def _build_lines(result: RunResult) -> list[str]:
     """The blocks under the answer: a run over several links, directions, payloads or sinks
-    (sshbench/answers/condition_answer.py), a build sweep (sshbench/answers/build_answer.py)."""
+    (sshbench/answers/condition_answer.py), a build sweep (sshbench/answers/build_answer.py), what would help
+    (--remedies: sshbench/answers/remedies.py)."""
     conditions = condition_answer.compute(result)
     builds = build_answer.compute(result)
-    return [*(conditions.lines() if conditions is not None else []), *(builds.lines() if builds is not None else [])]
+    helps = remedies.compute(result)
+    return [
+        *(conditions.lines() if conditions is not None else []),
+        *(builds.lines() if builds is not None else []),
+        *(helps.lines() if helps is not None else []),
+    ]
 
 
 def _under_the_headline(lines: list[str], result: RunResult) -> list[str]:

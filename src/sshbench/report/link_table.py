@@ -188,7 +188,10 @@ def window_lines(result: Any, comparisons: dict) -> list[str]:
             {
                 c.combination.label
                 for c in comparisons.values()
-                if c.combination.link == name and c.verdict and c.verdict.bound_by == "window"
+                if c.combination.link == name
+                and not c.combination.remedy  # the user's rows: the remedies have a block of their own
+                and c.verdict
+                and c.verdict.bound_by == "window"
             }
         )
         text = (f"link {name}: bandwidth-delay product {bdp / 1024:.0f} KiB" if bdp else f"link {name}") + (

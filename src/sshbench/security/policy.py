@@ -79,7 +79,11 @@ def build(
         raise UsageError(f"unknown policy {policy!r}; choose one of: {', '.join(POLICY_ORDER)}")
     if target not in FOR_CHOICES:
         raise UsageError(f"--for must be client or server (got {target!r})")
-    measured = [s for s in summary.summaries(result) if s.valid_trials > 0 and s.median_mib_s is not None]
+    measured = [  # the user's rows: a remedy row (-P 4, HPN-SSH, zlib; measure.remedies) is no algorithm choice
+        s
+        for s in summary.summaries(result)
+        if s.valid_trials > 0 and s.median_mib_s is not None and not s.combination.remedy
+    ]
     if not measured:
         raise RunError(f"{run_label} has no valid trials; nothing to recommend from (run `sshbench run` again)")
     # An unpinned row (a tool choosing its own algorithms) has no algorithm to put on a line.

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from sshbench import __version__
-from sshbench.answers import answer, build_answer, condition_answer
+from sshbench.answers import answer, build_answer, condition_answer, remedies
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.errors import RunError, UsageError
 from sshbench.host.osfiles import atomic_write
@@ -48,6 +48,8 @@ def to_document(result: RunResult) -> dict:
         "conditions_answer": None
         if (conditions_found := condition_answer.compute(result)) is None
         else conditions_found.to_json(),
+        # --remedies: what would help, each remedy row against the user's setup (sshbench/answers/remedies.py)
+        "remedies": None if (helps := remedies.compute(result)) is None else helps.to_json(),
         "summaries": [summary_entry(result, s, comparisons) for s in summary.summaries(result)],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
