@@ -86,7 +86,8 @@ def test_random_bytes_get_no_compression_row_and_the_answer_says_why():
 def test_auto_measures_remedies_only_where_the_path_is_the_question():
     assert not RunSettings(remedies="auto").remedies_on()  # plain loopback: the default run stays a minute
     assert RunSettings(remedies="auto", link="wan100m").remedies_on()
-    assert RunSettings(remedies="auto", host="nas").remedies_on()
+    assert not RunSettings(remedies="auto", host="nas").remedies_on()  # a remote HOST: asked for with "on"
+    assert RunSettings(remedies="on", host="nas").remedies_on()
     assert not RunSettings(remedies="auto", link="lan1g").remedies_on()  # no delay: no window to lift
     assert not RunSettings(remedies="off", link="lfn1g").remedies_on()
     assert to_document(_run())["remedies"] is None and not any(c.remedy for c in _run().combinations)

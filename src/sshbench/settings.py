@@ -164,8 +164,8 @@ class RunSettings:
     # one stream, no compression, a private OpenSSH server on loopback, sizes sshbench chose). Runs stored before
     # it load with False, as they ran; other commands that build settings (crossover) keep a connection per trial.
     warm: bool = False
-    # --remedies (sshbench.measure.remedies): "auto" (`run`'s default: on over an emulated link with a delay or
-    # to a remote HOST, where "what would help" is the question), "on" or "off" (runs stored before it; other
+    # --remedies (sshbench.measure.remedies): "auto" (`run`'s default: on over an emulated link with a delay, where
+    # "what would help" is the question; a remote HOST with "on"), "on" or "off" (runs stored before it; other
     # commands). `remedy_builds`: the last --ssh (and --sshd) build was added by it (HPN-SSH found), not the user.
     remedies: str = "off"
     remedy_builds: bool = False
@@ -173,7 +173,7 @@ class RunSettings:
     def remedies_on(self) -> bool:
         """Whether the run adds the rows that measure what would help (measure.remedies)."""
         if self.remedies == "auto":
-            return self.host is not None or any(p.delay_ms > 0 for p in self.axes.links)
+            return any(p.delay_ms > 0 for p in self.axes.links)
         return self.remedies == "on"
 
     def why_mode(self) -> str:

@@ -185,7 +185,7 @@ def test_one_stop_signal_or_a_normal_end_leaves_nothing_running(signals, code):
 def test_a_double_ctrl_c_behind_an_emulated_link_leaves_no_relay_namespace_or_qdisc():
     """The link's namespaces (and with them their veth ends and qdiscs) and its relay are gone too."""
     run = ("run", "--link", "wan100m", "--ciphers", "aes128-gcm@openssh.com", "--runs", "3", "--size", "16M",
-           "--no-baselines", "--no-why", "-v")  # fmt: skip
+           "--no-baselines", "--no-why", "--remedies", "off", "-v")  # fmt: skip
     code, stderr, pid = _run_and_stop(run, 2, (signal.SIGINT, signal.SIGINT))
     assert code == 130, stderr
     assert not [n for n in namespaces.own_namespaces() if n.startswith(f"{namespaces.PREFIX}{pid}-")]

@@ -67,3 +67,33 @@ def test_a_ctrl_c_while_the_program_loads_is_one_line_and_130(monkeypatch, capsy
     monkeypatch.setitem(sys.modules, "sshbench.cli.main", Loading())
     assert entry.main() == 130
     assert capsys.readouterr().err == "sshbench: interrupted\n"
+
+
+def test_a_signal_held_by_a_worker_threads_step_stops_the_main_thread(fresh_stop_state) -> None:
+    """A -P N stream starts its ssh in a thread of its own: the signal it held must stop the run, not that thread
+    (raised there, it ended the stream and the run went on to exit 0: 1 of 3 Ctrl-Cs during a -P 4 trial)."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+    thread_saw: list[str] = []
+
+    def stream() -> None:
+        try:
+            with cleanup.held_stop():
+                inside.set()
+                release.wait(10)
+            thread_saw.append("ended normally")
+        except BaseException as err:  # noqa: BLE001: what the thread would have died of
+            thread_saw.append(type(err).__name__)
+
+    worker = threading.Thread(target=stream, daemon=True)
+    with pytest.raises(cleanup.Interrupted), cleanup.signals_raise():
+        worker.start()
+        assert inside.wait(10)
+        os.kill(os.getpid(), signal.SIGTERM)  # held: the worker is inside its step
+        release.set()
+        worker.join(10)  # the signal again, to this thread, once the worker's step ends
+        for _ in range(1000):  # the handler runs at a bytecode boundary after the join returns
+            pass
+    assert thread_saw == ["ended normally"]
+    assert cleanup.stopping() == signal.SIGTERM

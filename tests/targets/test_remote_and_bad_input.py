@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli
 from sshbench.host.cleanup import Cleanup
 from sshbench.targets import PrivateOpenSSH
+from test_hpn import HPN, needs_hpn  # the prefix scripts/build-hpnssh.sh made (make test runs it)
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +128,22 @@ def test_unwritable_json_path_is_refused_before_the_run():
     _one_line_error(done, 1, "cannot write /nonexistent-dir/r.json")
     assert "MiB/s" not in done.stdout  # checked before anything was measured
     assert "saved in" not in done.stderr  # and nothing stored
+
+
+def test_remote_remedies_are_what_the_client_can_try_alone(fake_remote, tmp_path, monkeypatch):
+    """--remedies on to a HOST: -P 4 and, where HPN-SSH is installed here ($SSHBENCH_HPN_DIR; tests/test_hpn.py's
+    prefix), an HPN-SSH client against the host's own sshd; HPN-SSH at the host's end is named as not tried."""
+    if needs_hpn.args[0]:
+        pytest.skip(needs_hpn.kwargs["reason"])
+    monkeypatch.setenv("SSHBENCH_HPN_DIR", str(HPN))
+    _, config = fake_remote
+    out = tmp_path / "r.json"
+    done = run_cli("run", "benchhost", "--ssh-config", config, "--ciphers", "aes128-ctr", "--remedies", "on",
+                   "--size", "1M", "--runs", "3", "--warmup", "0", "--json", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    helps = doc["remedies"]
+    assert {r["name"] for r in helps["remedies"]} == {"hpn-client", "streams"}, helps
+    assert any(line.startswith("HPN-SSH at benchhost's end") for line in helps["not_tried"]), helps
+    assert {t["remedy"] for t in doc["trials"] if t["kind"] == "transfer"} == {"", "hpn-client", "streams"}
+    assert "What would help" in done.stdout

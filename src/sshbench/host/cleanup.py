@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -309,7 +310,14 @@ def held_stop() -> Iterator[None]:
         _Stopping.holding -= 1
         if not _Stopping.holding and _Stopping.held is not None:
             signum, _Stopping.held = _Stopping.held, None
-            _raise_for(signum)
+            if threading.current_thread() is threading.main_thread():
+                _raise_for(signum)
+            else:
+                # A worker thread's block (a -P N stream starting its ssh): raised here, the interrupt ended that
+                # thread only and the run went on to its end, exit 0 (1 of 3 Ctrl-Cs in a -P 4 trial). The main
+                # thread must stop: the signal again, to it, as a first one (a blocked join wakes on a real signal).
+                _Stopping.signum = None
+                signal.pthread_kill(threading.main_thread().ident or 0, signum)
 
 
 def _ignore_stop_signals() -> None:
