@@ -88,7 +88,7 @@ def test_an_emulated_paths_sockets_start_with_the_buffer_a_real_path_of_its_rtt_
     assert receive_buffer(LINKS["lan1g"], root) is None  # no delay: the veth's own round trip
 
 
-LONG_FAT = "rate=1gbit,delay=40ms"  # 80 ms RTT: OpenSSH's 2 MiB window holds one channel near 25 MiB/s
+LONG_FAT = "rate=1gbit,delay=25ms"  # 50 ms RTT: OpenSSH's 2 MiB window holds one channel near 40 MiB/s
 
 
 @needs_hpn
@@ -101,8 +101,10 @@ def test_on_a_long_fat_link_remedies_measure_hpn_ssh_and_streams_against_the_use
     """--remedies (auto over a link with a delay) finds HPN-SSH ($SSHBENCH_HPN_DIR: the tests' cache is their own)
     and measures it at both ends, the server only and the client only, and -P 4, beside the user's row, each sshd
     build behind a namespace pair of its own, the sockets with the buffer a real path of the RTT grows to. Measured
-    here against OpenSSH 9.2's 24.1 MiB/s: HPN-SSH at the server only 4.76x, -P 4 3.94x, at both ends 3.58x (a 48 MiB
-    payload is 6 round trips of HPN's window growth), the client only 1.00x (an upload waits on the server's window)."""
+    here against OpenSSH 9.2's 38.5 MiB/s: -P 4 2.67x, HPN-SSH at the server only 2.33x, at both ends 2.31x (the
+    link's 119 MiB/s less a 32 MiB payload's window growth), the client only 0.99x (an upload waits on the server's
+    window). At 80 ms and 48 MiB the test took 51 s instead of 33.
+    """
     monkeypatch.setenv("SSHBENCH_HPN_DIR", str(HPN))
     done, doc = run_json(
         tmp_path,
@@ -112,7 +114,7 @@ def test_on_a_long_fat_link_remedies_measure_hpn_ssh_and_streams_against_the_use
         "--ciphers",
         "aes128-gcm@openssh.com",
         "--size",
-        "48M",
+        "32M",
         "--runs",
         "3",
         "--warmup",
@@ -123,7 +125,7 @@ def test_on_a_long_fat_link_remedies_measure_hpn_ssh_and_streams_against_the_use
     )
     found = {r["name"]: r for r in doc["remedies"]["remedies"]}
     assert set(found) == {"hpn-both", "hpn-server", "hpn-client", "streams"}, found
-    assert found["hpn-both"]["ratio"] >= 2.5 and found["hpn-both"]["decision"] == "faster", found["hpn-both"]
+    assert found["hpn-both"]["ratio"] >= 2 and found["hpn-both"]["decision"] == "faster", found["hpn-both"]
     assert found["streams"]["ratio"] >= 2 and found["streams"]["decision"] == "faster", found["streams"]
     assert found["hpn-client"]["ratio"] < 1.3, found["hpn-client"]  # an upload waits on the server's window
     order = [r["name"] for r in doc["remedies"]["remedies"]]
