@@ -350,3 +350,32 @@ def test_the_lines_come_from_the_first_client_server_pair_alone():
     assert [k.name for k in rec.kex] == [sntrup]  # not curve25519, measured against Dropbear only
     assert {c.name for c in rec.ciphers} == {gcm, chacha}
     assert not any(line.text.startswith("KexAlgorithms") for line in rec.option_lines())
+
+
+def test_a_build_sweeps_lines_are_for_the_first_pairing_which_the_check_connects_with():
+    """--ssh 9.2,hpnssh --sshd 9.2,hpnsshd --no-pin: HPN-SSH's pairing was fastest with mlkem768x25519-sha256, and
+    its kex went onto OpenSSH 9.2's lines ("bad configuration options": not checked). Only the first pairing's rows."""
+    from fakes import MadeUpRates, run_from_plan
+    from sshbench.measure.plan import schedule
+    from sshbench.results import Combination
+    from sshbench.security import policy
+
+    stock, hpn = "OpenSSH_9.2p1", "OpenSSH_10.2p1_hpn18.8.0"
+    gcm, mlkem, sntrup = "aes128-gcm@openssh.com", "mlkem768x25519-sha256", "sntrup761x25519-sha512@openssh.com"
+    combos = [
+        Combination(gcm, "implicit", sntrup, ssh_build=stock, sshd_build=stock),
+        Combination("aes128-ctr", "hmac-sha2-256", sntrup, ssh_build=stock, sshd_build=stock),
+        Combination(gcm, "implicit", mlkem, ssh_build=hpn, sshd_build=hpn),
+    ]
+
+    class Rates(MadeUpRates):
+        def __call__(self, combo: Combination, repetition: int) -> float:
+            return {stock: 500.0, hpn: 900.0}[combo.ssh_build] * (1.1 if combo.cipher == gcm else 1.0)
+
+    result = run_from_plan(schedule(combos, [], 4, 0, calibrate=False), combos, Rates())
+    result.environment = {
+        **result.environment,
+        "builds": {"pairings": [{"ssh_build": stock, "sshd_build": stock}, {"ssh_build": hpn, "sshd_build": hpn}]},
+    }
+    lines = [line.text for line in policy.build(result, "compatible", "client", host_pattern="*").option_lines()]
+    assert not any(mlkem in line for line in lines), lines
