@@ -126,7 +126,8 @@ def test_on_a_long_fat_link_remedies_measure_hpn_ssh_and_streams_against_the_use
     found = {r["name"]: r for r in doc["remedies"]["remedies"]}
     assert set(found) == {"hpn-both", "hpn-server", "hpn-client", "streams"}, found
     assert found["hpn-both"]["ratio"] >= 2 and found["hpn-both"]["decision"] == "faster", found["hpn-both"]
-    assert found["streams"]["ratio"] >= 2 and found["streams"]["decision"] == "faster", found["streams"]
+    # four 8 MiB streams, each mostly its own ramp-up: 2.0-2.7x here
+    assert found["streams"]["ratio"] >= 1.5 and found["streams"]["decision"] == "faster", found["streams"]
     assert found["hpn-client"]["ratio"] < 1.3, found["hpn-client"]  # an upload waits on the server's window
     order = [r["name"] for r in doc["remedies"]["remedies"]]
     assert order.index("hpn-both") < order.index("hpn-client")  # most gain first
