@@ -226,6 +226,11 @@ def _not_tried(result: RunResult, measured: set[str]) -> list[str]:
                 "HPN-SSH: not installed here (hpnssh/hpnsshd on the PATH, $SSHBENCH_HPN_DIR, or "
                 "`sh scripts/build-hpnssh.sh` builds it into ~/.cache/sshbench)"
             )
+    if measured & {"hpn-both", "hpn-server"}:
+        out.append(
+            "HPN-SSH with its window code off (HPNDisabled, how much of its gain is the window): the server's half "
+            "needs an hpnsshd of its own"
+        )
     if settings.host is not None and "hpn-client" in measured:
         out.append(f"HPN-SSH at {settings.host}'s end: sshbench installs nothing there (its gain at both ends)")
     if "streams" not in measured and settings.axes.stream_counts == (1,):
