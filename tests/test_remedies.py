@@ -14,6 +14,8 @@ from sshbench.answers import answer, remedies
 from sshbench.measure.remedies import REMEDY_STREAMS, with_remedy_rows
 from sshbench.measure.runner import Runner
 from sshbench.measure.spec import RunSpec
+from sshbench.report import model as report_model
+from sshbench.report import table
 from sshbench.results import Combination
 from sshbench.settings import RunSettings
 from sshbench.store.document import to_document
@@ -72,6 +74,12 @@ def test_the_remedies_are_measured_beside_the_users_rows_and_answered_against_it
     assert lines[0].startswith(f"What would help (each against {CHACHA}")
     assert "4 connections (-P 4)" in lines[1] and "3.9" in lines[1]
     assert to_document(result)["remedies"]["remedies"][0]["name"] == "streams"
+    # the table is the user's rows (the remedies' ssh/sshd/-P columns pushed its rates past 100 columns); the CSV
+    # and the JSON keep every row
+    report = report_model.build(result)
+    assert not any(r.combination.remedy for r in report.rows) and len(report.remedy_rows) == 2
+    assert {s["remedy"] for s in to_document(result)["summaries"]} == {"", "streams", "compression"}
+    assert "-P 1" not in (found.advice or "") and "-P 4" not in "\n".join(table.decision_lines(result))
 
 
 def test_random_bytes_get_no_compression_row_and_the_answer_says_why():

@@ -86,7 +86,8 @@ class Combination:
         -P N in the row's setup says it once ("aes128-gcm (-P 2)", not "aes128-gcm -P 2 (-P 2)")."""
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
         streams = f" -P {self.streams}" if self.streams != 1 and "streams" not in named_apart else ""
-        builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds else ""  # a build sweep
+        # a build sweep ("builds" named apart: every row of the lines has the same, e.g. --remedies' HPN-SSH sweep)
+        builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds and "builds" not in named_apart else ""
         return f"{self.cipher}{mac}{streams}{builds}"
 
     @property
@@ -100,6 +101,8 @@ class Combination:
         run swept them; AXES' setup axes)."""
         values = []
         for name in fields:
+            if name == "builds":  # not a setup axis: named apart (swept_setup's own_rows)
+                continue
             value = getattr(self, name)
             if name == "compression":
                 value = "zlib" if value != NO_COMPRESSION else "no-comp"
@@ -155,11 +158,19 @@ def swept_setup(combinations: Iterable[Combination]) -> list[str]:
     return [a.name for a in AXES if a.setup and len({getattr(c, a.name) for c in combos}) > 1]
 
 
+def own_rows_setup(combinations: Iterable[Combination]) -> list[str]:
+    """swept_setup over the user's own rows (a remedy row, measure.remedies, is no part of their setup), and
+    "builds" where they all share one pairing (--remedies' HPN-SSH sweep): lines then name neither."""
+    own = [c for c in combinations if not c.remedy]
+    shared = {c.builds for c in own}
+    return swept_setup(own) + (["builds"] if len(shared) == 1 and shared != {""} else [])
+
+
 def shown_name(combo: Combination, setup: list[str], kex: bool = False) -> str:
     """A combination as the short lines (the conclusion's, those under the table) name it: its label without
     `@openssh.com`, and its setup where the run swept one (`swept_setup`): a run over two tools has two rows
     called "aes128-gcm". With `kex`, its kex too (`shown_apart`)."""
-    named = [combo.setup_label(setup)] if setup else []
+    named = [label] if setup and (label := combo.setup_label(setup)) else []
     if kex:
         named.append(f"kex {short_name(combo.kex)}")
     return short_name(combo.label_beside(setup)) + (f" ({', '.join(named)})" if named else "")

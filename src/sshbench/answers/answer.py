@@ -20,7 +20,7 @@ from sshbench.errors import SshbenchError
 from sshbench.model import statistics as stats
 from sshbench.model import summary
 from sshbench.model.summary import Summary
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, shown_apart, swept_setup
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, own_rows_setup, shown_apart, swept_setup
 from sshbench.security import policy as policies
 
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
@@ -167,7 +167,7 @@ def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None
     margin = summary.tie_margin(result)
     whys: list[stats.WhyUndecided] = []
     named: list[str] = []  # each pair as the conclusion names it: with the rows' setup where the run swept one
-    setup = swept_setup(
+    setup = own_rows_setup(
         s.combination for s in summary.summaries(result) if summary.implementation_pair(s.combination) == pair
     )
     for p in summary.undecided(result):

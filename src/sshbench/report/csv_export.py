@@ -14,7 +14,8 @@ RUN_COLUMNS = ("run_id", "hostname", "client_ssh_version", "server_ssh_version")
 
 
 def render(result: RunResult) -> str:
-    summaries = [_flat(row.entry) for row in model.build(result).rows]
+    report = model.build(result)
+    summaries = [_flat(row.entry) for row in (*report.rows, *report.remedy_rows)]  # every row, remedies too
     keys: list[str] = []
     for s in summaries:  # the union, in first-seen order: features add keys to some summaries only
         keys.extend(k for k, v in s.items() if k not in keys and k != "rank" and not isinstance(v, (dict, list)))

@@ -64,6 +64,7 @@ class Report:
     result: RunResult
     rows: tuple[Row, ...]
     handshakes: tuple[HandshakeSummary, ...]
+    remedy_rows: tuple[Row, ...] = ()  # --remedies' rows: the CSV's, not the tables' (answers.remedies)
 
     @property
     def kexes(self) -> list[str]:
@@ -173,4 +174,11 @@ def _build(result: RunResult) -> Report:
         )
         for s in summary.summaries(result)
     )
-    return Report(result=result, rows=rows, handshakes=tuple(summary.handshakes(result)))
+    # The remedy rows (--remedies) are answered in a block of their own (answers.remedies), against the user's
+    # setup: in the table their ssh/sshd/-P columns pushed the rates past a 100-column terminal.
+    return Report(
+        result=result,
+        rows=tuple(r for r in rows if not r.combination.remedy),
+        handshakes=tuple(summary.handshakes(result)),
+        remedy_rows=tuple(r for r in rows if r.combination.remedy),
+    )

@@ -16,7 +16,7 @@ from sshbench.report import compact as compact_report
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
 from sshbench.report.notes import ASYNCSSH_NOTE, clock_notes, implementation_notes
-from sshbench.results import AXES, RunResult, TrialKind, shown_apart, swept_setup
+from sshbench.results import AXES, RunResult, TrialKind, own_rows_setup, shown_apart
 from sshbench.security import report_hooks as security_hooks
 
 
@@ -136,7 +136,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     """Under the table: what the ± means where it is below 95%, ties, why a median may read above the row
     ranked before it, and the undecided pairs: each with its reason (`wide`), else one line for all."""
     out = []
-    rows = summary.summaries(result)
+    rows = [s for s in summary.summaries(result) if not s.combination.remedy]  # the remedies: a block of their own
     short = sorted({s.valid_trials for s in rows if s.ci_coverage is not None and s.ci_coverage < CONFIDENCE})
     if short:
         levels = ", ".join(f"{intervals.median_ci_coverage(n):.0%} at {n}" for n in short if n > 0)
@@ -146,7 +146,7 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
     margin = summary.tie_margin(result)
     if any(s.rank_label and s.rank_label.startswith("=") for s in rows):
         out.append(f"=N: tied (the 95% CI of their ratio lies within ±{margin:.0%}, --tie)")
-    setup = swept_setup(s.combination for s in rows)  # a run over two tools has two rows called "aes128-gcm"
+    setup = own_rows_setup(s.combination for s in rows)  # a run over two tools has two rows called "aes128-gcm"
     if line := median_order_line(rows, setup):
         out.append(line)
     pairs = summary.undecided(result)
