@@ -254,3 +254,30 @@ def test_an_experiments_verdict_replaces_the_inferred_one_for_its_row(kind, limi
     if found:
         assert found.evidence == "by experiment: slowing it by 50% cost 63%"
     assert _by_experiment(why, Combination("aes128-ctr", "hmac-sha2-256", "curve25519-sha256")) is None
+
+
+def test_an_hpn_ssh_receivers_window_is_its_socket_buffer_not_openssh_2_mib() -> None:
+    """baselines/analysis.channel_window: the end that receives the data sets the window one channel waits on. HPN-SSH
+    sizes it from its socket's buffer (lfn1g: 114 MiB/s at 167 ms, where 2 MiB holds OpenSSH at 11.7), so an HPN-SSH
+    receiver's row is held against that buffer / RTT, not 2 MiB / RTT ("window" would have been its verdict)."""
+    from types import SimpleNamespace
+
+    from sshbench.baselines.analysis import channel_window
+    from sshbench.results import Combination
+
+    stock, hpn = "OpenSSH_9.2p1", "OpenSSH_10.2p1_hpn18.8.0"
+    link = {"window_bytes": 2 << 20, "rtt_s": 0.167, "tcp_rmem_initial": 32 << 20}
+    result = SimpleNamespace(environment={"client_ssh_version": stock, "server_ssh_version": stock})
+
+    def row(ssh: str, sshd: str, direction: str = "up") -> Combination:
+        return Combination(
+            "aes128-gcm@openssh.com", "implicit", "k", direction=direction, ssh_build=ssh, sshd_build=sshd
+        )
+
+    assert channel_window(row(stock, stock), link, result) == 2 << 20
+    assert channel_window(row(stock, hpn), link, result) == 32 << 20  # upload: hpnsshd receives
+    assert channel_window(row(hpn, stock), link, result) == 2 << 20  # upload: OpenSSH's sshd receives
+    assert channel_window(row(hpn, stock, "down"), link, result) == 32 << 20  # download: hpnssh receives
+    hpn_server = SimpleNamespace(environment={"client_ssh_version": stock, "server_ssh_version": hpn})
+    assert channel_window(row("", ""), link, hpn_server) == 32 << 20  # no sweep: the run's own server
+    assert channel_window(row(stock, hpn), {"window_bytes": 2 << 20, "rtt_s": 0.167}, result) is None  # unknown
