@@ -91,8 +91,8 @@ def with_remedy_rows(
     if client is None:
         client = target.client_implementations().get("openssh")
     reference = reference_algorithms([c for c in own if c.client == "openssh"], target, client)
-    if reference is None:
-        return combos
+    if reference is None:  # no OpenSSH row to compare with (a tool with its own client): the user's rows only
+        return own
     references = [
         c for c in own if (c.cipher, c.mac) == reference and c.streams == 1 and c.compression == NO_COMPRESSION
     ]
