@@ -74,7 +74,7 @@ class Chart:
 def _labeller(combos: list[Combination]):
     """Row labels: the cipher (+ MAC), then whatever else varies in this run (kex, compression, link, ...),
     so that no two bars read the same."""
-    names = [axis.name for axis in AXES if axis.name not in ("cipher", "mac")]
+    names = [axis.name for axis in AXES if axis.name not in ("cipher", "mac", "remedy")]
     varying = [n for n in names if len({getattr(c, n, None) for c in combos}) > 1]
 
     def label(combo: Combination) -> str:
@@ -87,7 +87,9 @@ def _labeller(combos: list[Combination]):
                 extras.append(f"-P {value}")
             else:
                 extras.append(str(value))
-        return combo.label_beside(varying) + (f" [{', '.join(extras)}]" if extras else "")
+        builds_same = "ssh_build" not in varying and "sshd_build" not in varying  # one pairing: not named on each bar
+        named = [*varying, "builds"] if builds_same else varying
+        return combo.label_beside(named) + (f" [{', '.join(extras)}]" if extras else "")
 
     return label
 
@@ -256,7 +258,8 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
 
 
 def make_charts(result: RunResult) -> list[Chart]:
-    summaries = summary.summaries(result)
+    # the user's rows: --remedies' rows are answered in a block of their own (answers.remedies), as in the table
+    summaries = [s for s in summary.summaries(result) if not s.combination.remedy]
     with _matplotlib().rc_context(STYLE):
         charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries), links_chart(summaries)]
     return [c for c in charts if c is not None]
