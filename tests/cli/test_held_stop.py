@@ -19,6 +19,7 @@ def fresh_stop_state(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(cleanup._Stopping, "told", False)
     monkeypatch.setattr(cleanup._Stopping, "holding", 0)
     monkeypatch.setattr(cleanup._Stopping, "held", None)
+    monkeypatch.setattr(cleanup._Stopping, "resent", None)
     monkeypatch.setattr(cleanup.atexit, "register", lambda *_: None)  # not this test process's exit
     saved = {s: signal.getsignal(s) for s in cleanup.STOP_SIGNALS}
     yield
@@ -97,3 +98,31 @@ def test_a_signal_held_by_a_worker_threads_step_stops_the_main_thread(fresh_stop
             pass
     assert thread_saw == ["ended normally"]
     assert cleanup.stopping() == signal.SIGTERM
+
+
+def test_a_second_signal_before_the_resent_first_still_raises_the_first(fresh_stop_state, monkeypatch) -> None:
+    """SIGTERM held by a worker's step, then Ctrl-C before the main thread took the SIGTERM sent again to it: the run
+    stops for the first, SIGTERM (143), not the Ctrl-C (130: tests/cli/test_signals.py [term-int-term], once)."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+    resent: list[int] = []
+    monkeypatch.setattr(cleanup.signal, "pthread_kill", lambda _thread, signum: resent.append(signum))  # not yet
+
+    def stream() -> None:
+        with cleanup.held_stop():
+            inside.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=stream, daemon=True)
+    with pytest.raises(cleanup.Interrupted) as raised, cleanup.signals_raise():
+        worker.start()
+        assert inside.wait(10)
+        os.kill(os.getpid(), signal.SIGTERM)  # held by the worker's step
+        release.set()
+        worker.join(10)  # its step ended: the SIGTERM is on its way to this thread again ...
+        assert resent == [signal.SIGTERM]
+        os.kill(os.getpid(), signal.SIGINT)  # ... and a Ctrl-C lands first
+        for _ in range(1000):
+            pass
+    assert raised.value.signum == signal.SIGTERM

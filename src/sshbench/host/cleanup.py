@@ -270,6 +270,7 @@ class _Stopping:
     told = False
     holding = 0  # inside held_stop() blocks: the first signal waits for the outermost one's end
     held: int | None = None
+    resent: int | None = None  # the first signal, held by a worker thread's block and sent again to the main thread
 
 
 def _raise_for(signum: int) -> None:
@@ -279,6 +280,12 @@ def _raise_for(signum: int) -> None:
 
 
 def _first_signal_raises(signum: int, _frame: object) -> None:
+    if _Stopping.resent is not None:  # the first signal (whichever signal woke us now): raised here, in the main thread
+        signum, _Stopping.resent = _Stopping.resent, None
+        if _Stopping.holding:
+            _Stopping.held = signum
+            return
+        _raise_for(signum)
     if _Stopping.signum is not None:
         if not _Stopping.told:
             _Stopping.told = True
@@ -315,8 +322,10 @@ def held_stop() -> Iterator[None]:
             else:
                 # A worker thread's block (a -P N stream starting its ssh): raised here, the interrupt ended that
                 # thread only and the run went on to its end, exit 0 (1 of 3 Ctrl-Cs in a -P 4 trial). The main
-                # thread must stop: the signal again, to it, as a first one (a blocked join wakes on a real signal).
-                _Stopping.signum = None
+                # thread must stop: the signal again, to it, as the first one (a blocked join wakes on a real signal).
+                # `signum` stays recorded: a second signal landing before it (SIGTERM then Ctrl-C) raises the first,
+                # SIGTERM, where clearing it had made the Ctrl-C the first (exit 130 for 143).
+                _Stopping.resent = signum
                 signal.pthread_kill(threading.main_thread().ident or 0, signum)
 
 
