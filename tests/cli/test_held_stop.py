@@ -84,7 +84,7 @@ def test_a_signal_held_by_a_worker_threads_step_stops_the_main_thread(fresh_stop
                 inside.set()
                 release.wait(10)
             thread_saw.append("ended normally")
-        except BaseException as err:  # noqa: BLE001: what the thread would have died of
+        except BaseException as err:  # what the thread would have died of
             thread_saw.append(type(err).__name__)
 
     worker = threading.Thread(target=stream, daemon=True)
