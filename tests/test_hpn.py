@@ -74,10 +74,10 @@ def test_hpn_ssh_at_both_ends_and_beside_this_machines_sshd_runs_and_checks_its_
 
 
 def test_an_emulated_paths_sockets_start_with_the_buffer_a_real_path_of_its_rtt_grows_to():
-    """links.path.receive_buffer: twice the bandwidth-delay product (autotuning's target), within this machine's
+    """links.shaping.receive_buffer: twice the bandwidth-delay product (autotuning's target), within this machine's
     tcp_rmem; nothing where autotuning has a round trip of its own to grow on (no delay) or no BDP (no rate)."""
     from sshbench.links import LINKS
-    from sshbench.links.path import receive_buffer
+    from sshbench.links.shaping import receive_buffer
 
     root = (4096, 131072, 32 * 1024 * 1024)
     lfn = LINKS["lfn1g"]  # 1 Gbit/s x 167 ms: a BDP of 20.9 MB

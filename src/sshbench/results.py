@@ -67,10 +67,7 @@ class Combination:
     # this combination ran with, "" when that side is not swept (runs stored before it too).
     ssh_build: str = ""
     sshd_build: str = ""
-    # A row sshbench added to measure what would help (sshbench.measure.remedies: "hpn-both", "hpn-client",
-    # "hpn-server", "streams", "compression"), beside the user's own rows ("") in the same rounds. Ranked apart
-    # (model.summary): the answer, the config lines and adaptive rounds are the user's rows'. Runs before it: "".
-    remedy: str = ""
+    remedy: str = ""  # --remedies' rows (measure.remedies: "hpn-both", "streams", ...), ranked apart; "": the user's
 
     @property
     def unpinned(self) -> bool:
@@ -86,7 +83,6 @@ class Combination:
         -P N in the row's setup says it once ("aes128-gcm (-P 2)", not "aes128-gcm -P 2 (-P 2)")."""
         mac = "" if self.mac == IMPLICIT_MAC else f" + {self.mac}"
         streams = f" -P {self.streams}" if self.streams != 1 and "streams" not in named_apart else ""
-        # a build sweep ("builds" named apart: every row of the lines has the same, e.g. --remedies' HPN-SSH sweep)
         builds = f" ({self.builds.replace('OpenSSH_', '')})" if self.builds and "builds" not in named_apart else ""
         return f"{self.cipher}{mac}{streams}{builds}"
 
@@ -100,9 +96,7 @@ class Combination:
         """These setup axes' values as the reports show them: "scp/up", "zlib", "-P 4" (a row's setup where a
         run swept them; AXES' setup axes)."""
         values = []
-        for name in fields:
-            if name == "builds":  # not a setup axis: named apart (swept_setup's own_rows)
-                continue
+        for name in (f for f in fields if f != "builds"):  # "builds": named apart (answer_block.own_rows_setup)
             value = getattr(self, name)
             if name == "compression":
                 value = "zlib" if value != NO_COMPRESSION else "no-comp"
@@ -142,9 +136,8 @@ class Axis:
     # The value nearly every run has: the Markdown/HTML table shows the column only when another one appears
     # (None: whenever it varies).
     usual: str | int | None = None
-    # The user's situation, not a choice (the link, which way the data goes, what it is, where it lands): a run
-    # that sweeps one answers each of its values on its own (condition_answer.py), as nobody picks the WAN for
-    # its speed.
+    # The user's situation, not a choice (the link, which way the data goes, what it is, where it lands): a run that
+    # sweeps one answers each of its values on its own (condition_answer.py), as nobody picks the WAN for its speed.
     condition: bool = False
     # Where the axis nests in the matrix (plan.build_matrix: the smallest outermost; the algorithms innermost, so
     # that one table of ciphers reads together per setting).
@@ -156,14 +149,6 @@ def swept_setup(combinations: Iterable[Combination]) -> list[str]:
     setup must be named (the table's setup column, the conclusion's picks)."""
     combos = list(combinations)
     return [a.name for a in AXES if a.setup and len({getattr(c, a.name) for c in combos}) > 1]
-
-
-def own_rows_setup(combinations: Iterable[Combination]) -> list[str]:
-    """swept_setup over the user's own rows (a remedy row, measure.remedies, is no part of their setup), and
-    "builds" where they all share one pairing (--remedies' HPN-SSH sweep): lines then name neither."""
-    own = [c for c in combinations if not c.remedy]
-    shared = {c.builds for c in own}
-    return swept_setup(own) + (["builds"] if len(shared) == 1 and shared != {""} else [])
 
 
 def shown_name(combo: Combination, setup: list[str], kex: bool = False) -> str:
@@ -199,7 +184,6 @@ AXES: tuple[Axis, ...] = (
     Axis("streams", "stream count", "stream counts", connection=True, setup=True, usual=1, nesting=7),  # -P N
     Axis("ssh_build", "ssh build", "ssh builds", connection=True, nesting=10),  # --ssh A,B (runs before it: "")
     Axis("sshd_build", "sshd build", "sshd builds", connection=True, nesting=11),
-    # --remedies: a row added to measure what would help ("" the user's own); never crossed by the plan
     Axis("remedy", "remedy", "remedies", connection=False, usual="", nesting=12),
 )
 # The axes a matrix crosses besides the algorithms (plan.build_matrix), outermost first.

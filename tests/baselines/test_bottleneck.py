@@ -257,12 +257,12 @@ def test_an_experiments_verdict_replaces_the_inferred_one_for_its_row(kind, limi
 
 
 def test_an_hpn_ssh_receivers_window_is_its_socket_buffer_not_openssh_2_mib() -> None:
-    """baselines/analysis.channel_window: the end that receives the data sets the window one channel waits on. HPN-SSH
+    """baselines/bottleneck.channel_window: the end that receives the data sets the window one channel waits on. HPN-SSH
     sizes it from its socket's buffer (lfn1g: 114 MiB/s at 167 ms, where 2 MiB holds OpenSSH at 11.7), so an HPN-SSH
     receiver's row is held against that buffer / RTT, not 2 MiB / RTT ("window" would have been its verdict)."""
     from types import SimpleNamespace
 
-    from sshbench.baselines.analysis import channel_window
+    from sshbench.baselines.bottleneck import channel_window
     from sshbench.results import Combination
 
     stock, hpn = "OpenSSH_9.2p1", "OpenSSH_10.2p1_hpn18.8.0"

@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
-from sshbench.answers.answer_block import POLICY, Answer, Pick, kex_apart
+from sshbench.answers.answer_block import POLICY, Answer, Pick, kex_apart, own_rows_setup
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
 from sshbench.model import statistics as stats
 from sshbench.model import summary
 from sshbench.model.summary import Summary
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, own_rows_setup, shown_apart, swept_setup
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, shown_apart, swept_setup
 from sshbench.security import policy as policies
 
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest

@@ -5,15 +5,24 @@ plain text block (`Answer.lines()`: terminal, Markdown, HTML and the JSON's `ans
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sshbench.baselines.bottleneck import LIMITS
 from sshbench.model.summary import Summary
-from sshbench.results import IMPLICIT_MAC, short_name
+from sshbench.results import IMPLICIT_MAC, Combination, short_name, swept_setup
 from sshbench.units import format_factor, format_rate
 
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
 MOST_NAMED = 3  # a fastest group larger than this is counted in the headline, not named
+
+
+def own_rows_setup(combinations: Iterable[Combination]) -> list[str]:
+    """swept_setup over the user's own rows (a remedy row, measure.remedies, is no part of their setup), and
+    "builds" where they all share one pairing (--remedies' HPN-SSH sweep): lines then name neither."""
+    own = [c for c in combinations if not c.remedy]
+    shared = {c.builds for c in own}
+    return swept_setup(own) + (["builds"] if len(shared) == 1 and shared != {""} else [])
 
 
 @dataclass

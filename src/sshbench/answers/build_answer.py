@@ -247,6 +247,14 @@ def _name_of(d: dict) -> str:
     return d["cipher"] if d["mac"] == IMPLICIT_MAC else f"{d['cipher']} + {d['mac']}"
 
 
+def paired_verdict(a: dict[int, float], b: dict[int, float], tie: float) -> tuple[intervals.RatioEstimate, str]:
+    """a's rate over b's, paired by round, and in words: "faster", "slower", "same speed" (within --tie), "undecided"."""
+    estimate = intervals.paired_ratio_ci(a, b)
+    decision = stats.compare_pair(estimate, tie)
+    label = {"tied": "same speed", "undecided": "undecided"}.get(decision, "faster" if estimate.ratio > 1 else "slower")
+    return estimate, label
+
+
 def _compare(
     what: str,
     p: Pairing,
@@ -270,9 +278,7 @@ def _compare(
             None,
             "not measured",
         )
-    estimate = intervals.paired_ratio_ci(by_round[a.combination], by_round[b.combination])
-    decision = stats.compare_pair(estimate, tie)
-    label = {"tied": "same speed", "undecided": "undecided"}.get(decision, "faster" if estimate.ratio > 1 else "slower")
+    estimate, label = paired_verdict(by_round[a.combination], by_round[b.combination], tie)
     return Comparison(
         what,
         p,
@@ -289,4 +295,4 @@ def _compare(
     )
 
 
-__all__ = ["BuildAnswer", "Comparison", "compute", "pairing"]
+__all__ = ["BuildAnswer", "Comparison", "compute", "paired_verdict", "pairing"]

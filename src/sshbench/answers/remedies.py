@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sshbench.answers.answer import compute as compute_answer
-from sshbench.model import intervals, summary
-from sshbench.model import statistics as stats
+from sshbench.answers.build_answer import paired_verdict
+from sshbench.model import summary
 from sshbench.model.summary import Summary
 from sshbench.openssh.builds import is_hpn
 from sshbench.results import IMPLICIT_MAC, Combination, RunResult
@@ -193,9 +193,7 @@ def _versus(
     a, b = by_round.get(s.combination), by_round.get(ref.combination)
     if not a or not b:
         return Remedy(s.combination.remedy or "cipher", what, condition, None, None, None, "undecided", None, None)
-    estimate = intervals.paired_ratio_ci(a, b)
-    decision = stats.compare_pair(estimate, tie)
-    label = {"tied": "same speed", "undecided": "undecided"}.get(decision, "faster" if estimate.ratio > 1 else "slower")
+    estimate, label = paired_verdict(a, b, tie)
     return Remedy(
         s.combination.remedy or "cipher",
         what,
@@ -213,13 +211,13 @@ def _not_tried(result: RunResult, measured: set[str]) -> list[str]:
     """Each remedy the run could not measure, with the reason."""
     settings = result.settings
     out: list[str] = []
-    builds = result.environment.get("builds") or {}
-    families = {b.get("family") for side in ("ssh", "sshd") for b in builds.get(side) or []}
-    if not measured & {"hpn-both", "hpn-server", "hpn-client"} and "hpn-ssh" not in families:
-        versions = [result.environment.get("client_ssh_version") or "", result.environment.get("server_ssh_version")]
-        if any(is_hpn(v or "") for v in versions):
-            pass  # the user runs HPN-SSH already
-        elif settings.server != "openssh":
+    env = result.environment
+    families = {b.get("family") for side in ("ssh", "sshd") for b in (env.get("builds") or {}).get(side) or []}
+    runs_hpn = "hpn-ssh" in families or any(
+        is_hpn(env.get(k) or "") for k in ("client_ssh_version", "server_ssh_version")
+    )  # the user's own: nothing to add
+    if not measured & {"hpn-both", "hpn-server", "hpn-client"} and not runs_hpn:
+        if settings.server != "openssh":
             out.append(f"HPN-SSH: the server is {settings.server}, not an OpenSSH sshd")
         else:
             out.append(

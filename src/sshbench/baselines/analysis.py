@@ -15,7 +15,6 @@ from sshbench.compression import NO_COMPRESSION
 from sshbench.host.placement import Placement
 from sshbench.model import summary, summary_figures
 from sshbench.model.summary import Summary, summarise_transfers
-from sshbench.openssh.builds import is_hpn
 from sshbench.results import Combination, Trial, TrialKind
 
 
@@ -217,7 +216,7 @@ def _compare(result: Any) -> dict[Combination, Comparison]:
             raw_tcp_mib_s=combo_raw,
             crypto_ceiling_mib_s=ceiling,
             disk_mib_s=_disk_rate(disk, combo),
-            window_bytes=channel_window(combo, combo_link, result),
+            window_bytes=bottleneck.channel_window(combo, combo_link, result),
             rtt_s=combo_link.get("rtt_s"),
             machine_cores=machine_cores,
             sink_cpu_cores=_sink_cores(measured_by_combo.get(combo, [])) if machine_cores else None,
@@ -253,26 +252,6 @@ _EXPERIMENT_WORDS = {
     "window": "window",
     "ssh-itself": "ssh-overhead",
 }
-
-
-def receiver_version(combo: Combination, result: Any) -> str:
-    """The version of the end that receives this combination's data (its channel window is what flow control
-    waits on): the sshd build uploading, the ssh build downloading, else the run's server or client."""
-    env = getattr(result, "environment", None) or {}
-    if combo.direction == "down":
-        return combo.ssh_build or env.get("client_ssh_version") or ""
-    return combo.sshd_build or env.get("server_ssh_version") or ""
-
-
-def channel_window(combo: Combination, link: dict, result: Any) -> int | None:
-    """The SSH channel window that caps one channel at window/RTT: OpenSSH's fixed 2 MiB, except where the
-    receiving end is HPN-SSH, whose window follows its socket's receive buffer (the link's tcp_rmem_initial, what a
-    real path of this RTT grows it to; None where unknown: no window verdict). Measured on lfn1g (167 ms): HPN-SSH
-    at the receiving end 89-114 MiB/s where OpenSSH's 2 MiB window holds one channel at 11.7."""
-    window = link.get("window_bytes")
-    if window and is_hpn(receiver_version(combo, result)):
-        return link.get("tcp_rmem_initial")
-    return window
 
 
 def _by_experiment(why: object, combo: Combination) -> bottleneck.Verdict | None:

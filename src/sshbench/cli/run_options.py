@@ -220,10 +220,8 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         "--remedies",
         choices=("auto", "on", "off"),
         default="auto",
-        help="measure what would help beside your rows, in the same rounds: HPN-SSH at both ends, the server or "
-        "the client only (when installed, or built by scripts/build-hpnssh.sh), -P 4, zlib where the payload "
-        "compresses; each against your setup (default auto: over a --link with a delay; on: also to a remote HOST, "
-        "what the client can try alone)",
+        help="measure what would help, against your setup in the same rounds: HPN-SSH (where installed), -P 4, zlib "
+        "where the payload compresses (default auto: over a --link with a delay; on: also to a remote HOST)",
     )
     run.add_argument(
         "--why-rounds",

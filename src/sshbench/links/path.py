@@ -56,6 +56,8 @@ from sshbench.links.shaping import (
     METHOD_TBF,
     LinkState,
     netem_args,
+    receive_buffer,
+    root_tcp_rmem,
     tbf_args,
 )
 
@@ -78,32 +80,6 @@ class Endpoint:
 
     host: str
     port: int
-
-
-def _root_tcp_rmem() -> tuple[int, int, int]:
-    """This machine's net.ipv4.tcp_rmem (min, initial, max), which new namespaces start with."""
-    try:
-        low, initial, high = (int(v) for v in open("/proc/sys/net/ipv4/tcp_rmem").read().split())
-    except (OSError, ValueError):
-        return 4096, 131072, 6 * 1024 * 1024  # the kernel's defaults
-    return low, initial, high
-
-
-def receive_buffer(profile: LinkProfile, root: tuple[int, int, int]) -> int | None:
-    """The initial TCP receive buffer that makes the emulated path's sockets what a real path of this profile grows
-    them to: twice its bandwidth-delay product (autotuning's target, which keeps half for overhead), at most this
-    machine's tcp_rmem max, never below its initial value. None where the profile has no delay (autotuning works
-    on the veth's own round trip) or no rate (no bandwidth-delay product).
-
-    Why: the delay relay (no sch_netem in this kernel) holds the data in userspace, so the kernel's TCP on either
-    hop sees a round trip of ~0 and never grows its buffers past the initial 128 KiB. HPN-SSH sizes its channel
-    window from the socket's receive buffer: on lfn1g (1 Gbit/s, 167 ms) it moved 11.9 MiB/s, the same as OpenSSH's
-    fixed 2 MiB window, where a real path of that RTT lets it reach the line rate."""
-    if profile.delay_ms <= 0 or not profile.rate_bit_s:
-        return None
-    low, initial, high = root
-    bdp = profile.bdp_bytes() or 0
-    return max(initial, min(2 * bdp, high))
 
 
 class LinkPath:
@@ -169,26 +145,16 @@ class LinkPath:
         tcp_rmem when the listener was made (measured: a listener made at 128 KiB hands out 128 KiB sockets after
         tcp_rmem says 16 MiB), so the buffer a profile wants must be in place before anything listens. The largest of
         the profiles' (receive_buffer): a larger buffer than a profile needs only lets its window grow sooner."""
-        root = _root_tcp_rmem()
+        root = root_tcp_rmem()
         wanted = [b for p in self.profiles.values() if (b := receive_buffer(p, root))]
         if wanted:
             self._set_tcp_rmem(root, max(wanted))
 
     def _set_tcp_rmem(self, root: tuple[int, int, int], initial: int | None) -> None:
         low, default, high = root
+        value = f"net.ipv4.tcp_rmem={low} {initial or default} {high}"
         for ns in (self.client_ns, self.server_ns):
-            _run(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "sysctl",
-                    "-q",
-                    "-w",
-                    f"net.ipv4.tcp_rmem={low} {initial or default} {high}",
-                ]
-            )
+            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", value])
 
     def _detect_netem(self) -> bool:
         probe = _run(
@@ -306,8 +272,8 @@ class LinkPath:
 
     def _apply_receive_buffer(self, state: LinkState) -> None:
         """Every new socket of both namespaces starts with the receive buffer a real path of this profile's
-        round trip would grow it to (receive_buffer): its connections are opened after this, per trial."""
-        root = _root_tcp_rmem()
+        round trip would grow it to (shaping.receive_buffer): its connections are opened after this, per trial."""
+        root = root_tcp_rmem()
         initial = receive_buffer(state.profile, root)
         self._set_tcp_rmem(root, initial)  # a profile without one: the default back
         state.tcp_rmem_initial, state.tcp_rmem_max = initial, root[2]

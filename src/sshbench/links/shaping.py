@@ -41,7 +41,7 @@ class LinkState:
     rtt_probe_ms: list[float] = field(default_factory=list)
     tc: dict = field(default_factory=lambda: {"sent_bytes": 0, "sent_packets": 0, "drops": 0, "overlimits": 0})
     # The TCP receive buffer every new socket of the link's namespaces starts with (net.ipv4.tcp_rmem's initial
-    # value there; None: the namespace's default): LinkPath.receive_buffer.
+    # value there; None: the namespace's default): shaping.receive_buffer.
     tcp_rmem_initial: int | None = None
     tcp_rmem_max: int | None = None  # this machine's net.ipv4.tcp_rmem max: what autotuning may grow a buffer to
 
@@ -87,3 +87,29 @@ def netem_args(profile: LinkProfile) -> list[str]:
     if profile.rate_bit_s:
         args += ["rate", _tc_rate(profile.rate_bit_s)]
     return args
+
+
+def root_tcp_rmem() -> tuple[int, int, int]:
+    """This machine's net.ipv4.tcp_rmem (min, initial, max), which new namespaces start with."""
+    try:
+        low, initial, high = (int(v) for v in open("/proc/sys/net/ipv4/tcp_rmem").read().split())
+    except (OSError, ValueError):
+        return 4096, 131072, 6 * 1024 * 1024  # the kernel's defaults
+    return low, initial, high
+
+
+def receive_buffer(profile: LinkProfile, root: tuple[int, int, int]) -> int | None:
+    """The initial TCP receive buffer that makes the emulated path's sockets what a real path of this profile grows
+    them to: twice its bandwidth-delay product (autotuning's target, which keeps half for overhead), at most this
+    machine's tcp_rmem max, never below its initial value. None where the profile has no delay (autotuning works
+    on the veth's own round trip) or no rate (no bandwidth-delay product).
+
+    Why: the delay relay (no sch_netem in this kernel) holds the data in userspace, so the kernel's TCP on either
+    hop sees a round trip of ~0 and never grows its buffers past the initial 128 KiB. HPN-SSH sizes its channel
+    window from the socket's receive buffer: on lfn1g (1 Gbit/s, 167 ms) it moved 11.9 MiB/s, the same as OpenSSH's
+    fixed 2 MiB window, where a real path of that RTT lets it reach the line rate."""
+    if profile.delay_ms <= 0 or not profile.rate_bit_s:
+        return None
+    low, initial, high = root
+    bdp = profile.bdp_bytes() or 0
+    return max(initial, min(2 * bdp, high))

@@ -1,18 +1,20 @@
-"""What a run plans before its first trial, besides the schedule (sshbench.measure.plan): each row's first payload size
-and the raw TCP control's rows. Pure: the settings, the matrix's axes and the crypto ceilings are passed in."""
+"""What a run plans before its first trial, besides the schedule (sshbench.measure.plan): its rows (the matrix, then
+--remedies' rows), each row's first payload size and the raw TCP control's rows. Pure: the settings, the matrix's axes and the crypto ceilings are passed in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
 
+from sshbench.algorithms import ClientAlgorithms
 from sshbench.axis_values import MatrixSpec
 from sshbench.baselines import crypto_ceiling
 from sshbench.links import profile_named
 from sshbench.measure import parallel
 from sshbench.measure.calibration import FIRST_WINDOW_BYTES, RAMP_PROBE_SIZE
 from sshbench.measure.payload import PROBE_SIZE, size_at_least
-from sshbench.measure.plan import setup_kex
+from sshbench.measure.plan import plan_matrix, setup_kex
+from sshbench.measure.remedies import with_remedy_rows
 from sshbench.measure.steady import OMIT_S
 from sshbench.measure.streams import stream_share
 from sshbench.measure.trial_files import TrialPaths
@@ -20,6 +22,20 @@ from sshbench.results import Combination
 from sshbench.settings import RunSettings
 from sshbench.targets import Target
 from sshbench.tools import TransferTool
+
+
+def planned_rows(
+    targets: dict[str, Target],
+    tools: dict[str, TransferTool],
+    settings: RunSettings,
+    notices: list[str],
+    client_builds: dict[str, ClientAlgorithms] | None,
+    primary: Target,
+) -> list[Combination]:
+    """The run's rows: the matrix over every pair (plan.plan_matrix), then --remedies' rows (remedies.with_remedy_rows)."""
+    combos = plan_matrix(targets, tools, settings, notices, client_builds)
+    return with_remedy_rows(combos, settings, primary, client_builds, notices)
+
 
 # A cipher whose one-core crypto ceiling (`openssl speed`, measured before the trials) is at least this fast
 # probes with RAMP_PROBE_SIZE at once, OpenSSH to OpenSSH on this machine's loopback: its 16 MiB probe would

@@ -22,11 +22,10 @@ from sshbench.measure.budget import END_RESERVE_S, Budget
 from sshbench.measure.calibration import PROBE_ATTEMPTS, Calibration, Reserve
 from sshbench.measure.executors import Executors, ExecutorSet, TrialContext, probe_rekeys
 from sshbench.measure.payload import PROBE_SIZE
-from sshbench.measure.plan import ScheduledTrial, handshake_combinations, kex_handshakes, plan_matrix, schedule
+from sshbench.measure.plan import ScheduledTrial, handshake_combinations, kex_handshakes, schedule
 from sshbench.measure.rekey_probe import RekeyCosts
-from sshbench.measure.remedies import with_remedy_rows
 from sshbench.measure.run_header import environment_header, payload_record
-from sshbench.measure.run_plan import first_sizes, raw_tcp_combinations, setup_kexes
+from sshbench.measure.run_plan import first_sizes, planned_rows, raw_tcp_combinations, setup_kexes
 from sshbench.measure.spec import RunSpec
 from sshbench.measure.target_set import TargetSet, start_target_set
 from sshbench.measure.trial import RunningProcess, TrialOverlay
@@ -152,8 +151,7 @@ class Runner:
         if s.host is None and s.pin and not self.spec.target.emulated:
             if unpinned := placement.choose(s.pin, self.spec.target.most_streams)[1]:
                 self.result.notices.append(unpinned)
-        combos = plan_matrix(targets.targets, tools, s, self.result.notices, client_builds)
-        combos = with_remedy_rows(combos, s, target, client_builds, self.result.notices)  # --remedies
+        combos = planned_rows(targets.targets, tools, s, self.result.notices, client_builds, target)
         kexes = setup_kexes(combos, targets.of, measures_kex=bool(s.kex))
         handshakes = handshake_combinations(combos, kexes) + kex_handshakes(combos, client_builds, targets.targets)
         self.result.combinations = combos

@@ -98,7 +98,7 @@ def method_legend(result: Any) -> str | None:
 
 
 def buffer_lines(result: Any) -> list[str]:
-    """Where the link's sockets started with a receive buffer of their own (links.path.receive_buffer): one line
+    """Where the link's sockets started with a receive buffer of their own (links.shaping.receive_buffer): one line
     saying so, as the number depends on it (HPN-SSH's window follows the socket's buffer)."""
     links: dict = (result.baselines or {}).get("links") or {}
     sized = {name: d["tcp_rmem_initial"] for name, d in links.items() if d.get("tcp_rmem_initial")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from sshbench.answers.answer_block import own_rows_setup
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.measure.clock import clock_agreement
@@ -16,7 +17,7 @@ from sshbench.report import compact as compact_report
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
 from sshbench.report.notes import ASYNCSSH_NOTE, clock_notes, implementation_notes
-from sshbench.results import AXES, RunResult, TrialKind, own_rows_setup, shown_apart
+from sshbench.results import AXES, RunResult, TrialKind, shown_apart
 from sshbench.security import report_hooks as security_hooks
 
 
