@@ -224,7 +224,7 @@ def test_two_rows_fall_back_to_the_paired_interval() -> None:
 FACTORIAL_GRID = [  # ciphers, MACs, AEAD ciphers, rounds, runs, outlier, adaptive
     (3, 3, 1, 3, 300, False, False),
     (3, 3, 1, 10, 300, False, False),
-    (3, 4, 1, 6, 200, False, True),
+    (3, 4, 1, 6, 400, False, True),
     (7, 16, 3, 3, 40, False, False),  # --full: 115 rows
     (7, 16, 3, 5, 30, True, False),
 ]
