@@ -208,7 +208,7 @@ def test_row_model_covers_the_truth_and_does_not_order_ties(
     tally = row_figures(rows, rounds, runs, outlier, adaptive)
     assert tally.coverage >= 0.94
     assert tally.tie_ordered_share <= 0.05
-    assert tally.fallbacks <= 0.1 * runs
+    assert tally.fallbacks <= (0.2 if outlier else 0.1) * runs
 
 
 def test_two_rows_fall_back_to_the_paired_interval() -> None:
@@ -226,6 +226,7 @@ FACTORIAL_GRID = [  # ciphers, MACs, AEAD ciphers, rounds, runs, outlier, adapti
     (3, 3, 1, 10, 300, False, False),
     (3, 4, 1, 6, 400, False, True),
     (7, 16, 3, 3, 40, False, False),  # --full: 115 rows
+    (7, 16, 3, 3, 40, True, False),  # a stalled minute: the model goes on with 2 rounds
     (7, 16, 3, 5, 30, True, False),
 ]
 
@@ -238,7 +239,7 @@ def test_factorial_model_covers_cipher_mac_and_aead_contrasts(
     for tally in tallies.values():
         assert tally.coverage >= 0.94
         assert tally.tie_ordered_share <= 0.05
-        assert tally.fallbacks <= 0.1 * runs
+        assert tally.fallbacks <= (0.2 if outlier else 0.1) * runs  # a stall the model cannot drop: paired
     if macs >= 16:  # issue 52: a cipher contrast at least 3x narrower than a pair of rows' paired interval
         assert tallies["cipher"].width <= 1 / 3
 
