@@ -12,8 +12,9 @@ Contrasts, all as RatioEstimate (rate of the first over the second, Student t on
 - two MAC ciphers: the difference of their effects = the mean over MACs of their rows' log ratio (complete table);
   its variance sums 2 M rows' variances over M^2, so it is about sqrt(M) narrower than a pair of rows, on more df;
 - two MACs: the same over the ciphers;
-- an AEAD cipher against a MAC cipher: its rows against that cipher's fitted cell with `mac` (by default the
-  fastest MAC, `reference_mac`): what the config line would pair it with; two AEAD ciphers: their rows.
+- an AEAD cipher against a MAC cipher: its rows against that cipher's fitted cell with `mac`, or by default with the
+  fastest MAC (`reference_mac`, what a config line would pair it with), the interval then spanning every MAC not
+  decided slower (`leading_macs`: the fastest is picked from the same trials); two AEAD ciphers: their rows.
 The interaction (cipher x MAC) is tested (`interaction`): Wald-type F of the additive fit's residuals against the
 rows' covariance (experiment.ExperimentModel.projection_test). Where it is significant a cipher contrast is still what
 it says, the geometric mean over the MACs of the two ciphers' ratio, but no longer the ratio with every MAC, and an
