@@ -6,15 +6,14 @@ effects beta^(-k)) is the weighted least-squares fit of the *other* rows, with w
 either: they come from a first unweighted pass without rows k and i (row i's weight in row k's reference). Weights
 that had seen row k lean toward the rows whose noise happened to follow row k's, and the noisy rows' variances came
 out 8% low (10 rows, 3 rounds). Then E[s2[k]] = sigma2[k] + sum_i Omega[k, i] sigma2[i] exactly, and
-sigma2 = (I + Omega)^-1 s2. Pure numpy; experiment.py's docstring says why this and not pooling.
+sigma2 = (I + Omega)^-1 s2. numpy, and scipy.stats for the F and t distributions; experiment.py's docstring says
+why this and not pooling.
 """
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
-
 import numpy as np
+from scipy import special, stats
 
 from sshbench.model.intervals import t_critical
 
@@ -24,61 +23,24 @@ WEIGHT_FLOOR = 1e-2  # no variance counts below this share of the median in the 
 
 # --- distributions ------------------------------------------------------------------------------
 
-
-def beta_inc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b): its continued fraction (Lentz; Numerical Recipes 6.4)."""
-    if x <= 0.0 or x >= 1.0:
-        return 0.0 if x <= 0.0 else 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - beta_inc(b, a, 1.0 - x)
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
-    tiny, f, c, d = 1e-300, 1.0, 1.0, 0.0
-    for i in range(400):
-        m = i // 2
-        if i == 0:
-            numerator = 1.0
-        elif i % 2 == 0:
-            numerator = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        else:
-            numerator = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1.0 + numerator * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + numerator / c
-        c = c if abs(c) > tiny else tiny
-        f *= c * d
-        if abs(1.0 - c * d) < 1e-14:
-            break
-    return front * (f - 1.0)
+EXACT_T_DF = 1000  # integer df up to here: intervals.t_critical (its series has df / 2 terms)
 
 
 def f_sf(x: float, df1: float, df2: float) -> float:
-    """P(F > x) for Fisher's F with (df1, df2) degrees of freedom (not necessarily integers)."""
-    return 1.0 if x <= 0 else beta_inc(df2 / 2, df1 / 2, df2 / (df2 + df1 * x))
-
-
-def chi2_sf_even(x: float, df: int) -> float:
-    """P(chi-square with an even df > x): the Poisson sum."""
-    term = total = math.exp(-x / 2)
-    for i in range(1, df // 2):
-        term *= x / (2 * i)
-        total += term
-    return min(1.0, total)
-
-
-@lru_cache(maxsize=4096)
-def _t_between(confidence: float, df: float) -> float:
-    low, high = t_critical(confidence, math.ceil(df)), t_critical(confidence, math.floor(df))
-    for _ in range(50):
-        middle = (low + high) / 2.0
-        low, high = (middle, high) if f_sf(middle * middle, 1.0, df) > 1.0 - confidence else (low, middle)
-    return high
+    """P(F > x) for Fisher's F with (df1, df2) degrees of freedom (not necessarily integers): scipy.stats.f.sf."""
+    return float(stats.f.sf(x, df1, df2))
 
 
 def t_quantile(confidence: float, df: float) -> float:
-    """Two-sided critical value of Student's t for a real df (Satterthwaite's), at least 1, rounded down to 0.01
-    (never narrower); integer df: intervals.t_critical."""
-    df = max(1.0, math.floor(min(df, 1e6) * 100.0) / 100.0)
-    return t_critical(confidence, int(df)) if df == int(df) else _t_between(confidence, df)
+    """Two-sided critical value of Student's t for a real df (Satterthwaite's, not rounded), at least 1:
+    scipy.stats.t.ppf's own function, scipy.special.stdtrit (the same values to the bit; t.ppf's argument handling
+    costs ~50 us a call, and intervals come one at a time: 90,000 in tests/test_experiment_model.py). An integer df
+    takes intervals.t_critical, so that a contrast on n - 1 df gets the paired interval's (paired_ratio_ci's) critical
+    value to the last bit."""
+    df = max(1.0, float(df))
+    if df.is_integer() and df <= EXACT_T_DF:
+        return t_critical(confidence, int(df))
+    return float(special.stdtrit(df, (1.0 + confidence) / 2.0))
 
 
 # --- rows x rounds ------------------------------------------------------------------------------

@@ -44,8 +44,9 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
+from scipy import stats
 
-from sshbench.model.blocks import RowTable, chi2_sf_even, f_sf, t_quantile
+from sshbench.model.blocks import RowTable, t_quantile
 from sshbench.model.intervals import DEFAULT_CONFIDENCE, RatioEstimate
 
 K = TypeVar("K", bound=Hashable)
@@ -168,40 +169,47 @@ def _outlier_round(core: RowTable) -> tuple[int, float] | None:
     """The round (column) whose rows read slower than their other rounds allow, if improbable: per row and round
     the one-sided p of a Student t with n - 2 df (the round against the row's other rounds), Fisher's combination
     over the round's rows; the smallest, if below OUTLIER_ROUND_P / rounds."""
-    log_p = np.zeros(core.mask.shape[1])
-    rows = np.zeros(core.mask.shape[1])
+    t_values, dfs, columns = [], [], []
     for k in range(len(core.n)):
         n = int(core.n[k])
         if n < 3:
             continue
         cols = np.flatnonzero(core.mask[k])
         d = core.d[k, cols]
-        for pos, col in enumerate(cols):
-            rest = np.delete(d, pos)
-            scale = float(rest.std(ddof=1)) * math.sqrt(1 + 1 / (n - 1))
-            t = (d[pos] - rest.mean()) / scale if scale > 0 else 0.0
-            half = 0.5 * f_sf(t * t, 1.0, n - 2)
-            log_p[col] += math.log(max(half if t > 0 else 1.0 - half, 1e-300))
-            rows[col] += 1
-    p = [chi2_sf_even(-2 * log_p[j], 2 * int(rows[j])) if rows[j] else 1.0 for j in range(len(rows))]
+        rest = np.broadcast_to(d, (n, n))[~np.eye(n, dtype=bool)].reshape(n, n - 1)  # row pos: d without d[pos]
+        scale = rest.std(axis=1, ddof=1) * math.sqrt(1 + 1 / (n - 1))
+        t_values.append(np.divide(d - rest.mean(axis=1), scale, out=np.zeros(n), where=scale > 0))
+        dfs.append(np.full(n, n - 2.0))
+        columns.append(cols)
+    rounds = core.mask.shape[1]
+    if not columns:
+        return None
+    column = np.concatenate(columns)
+    one_sided = stats.t.sf(np.concatenate(t_values), np.concatenate(dfs))
+    log_p = np.bincount(column, np.log(np.maximum(one_sided, 1e-300)), minlength=rounds)
+    rows = np.bincount(column, minlength=rounds)
+    p = np.where(rows > 0, stats.chi2.sf(-2 * log_p, 2 * np.maximum(rows, 1)), 1.0)
     worst = int(np.argmin(p))
-    return (worst, p[worst]) if p[worst] < OUTLIER_ROUND_P / len(p) else None
+    return (worst, float(p[worst])) if p[worst] < OUTLIER_ROUND_P / rounds else None
 
 
 def _common_round_p(core: RowTable) -> float | None:
     """Do rows follow the round effects by their own slopes? Per row the share of its deviations along its
     reference, an F(1, n - 2) test of the slope; Fisher's combination of the rows' p. Rows whose reference is
     mostly its own estimation noise are skipped (their test would see that noise, not the row)."""
-    log_p, tests = 0.0, 0
+    f_values, dfs = [], []
     for k in range(len(core.n)):
         n, dd, gg = core.n[k], float(core.d[k] @ core.d[k]), float(core.g[k] @ core.g[k])
         noise = float(core.omega[k] @ core.sigma2) * (n - 1)
         if n < 3 or dd <= 0 or gg <= 30 * noise:
             continue
         share = min(float(core.d[k] @ core.g[k]) ** 2 / (dd * gg), 1 - 1e-15)
-        log_p += math.log(max(f_sf(share / (1 - share) * (n - 2), 1, n - 2), 1e-300))
-        tests += 1
-    return chi2_sf_even(-2 * log_p, 2 * tests) if tests else None
+        f_values.append(share / (1 - share) * (n - 2))
+        dfs.append(n - 2)
+    if not f_values:
+        return None
+    log_p = float(np.log(np.maximum(stats.f.sf(f_values, 1, dfs), 1e-300)).sum())
+    return float(stats.chi2.sf(-2 * log_p, 2 * len(f_values)))
 
 
 def assess(
