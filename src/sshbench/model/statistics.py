@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from sshbench.model import experiment
 from sshbench.model.intervals import (
     DEFAULT_CONFIDENCE,
     MIN_PAIRS,
@@ -30,11 +31,16 @@ from sshbench.model.intervals import (
 
 Decision = Literal["ordered", "tied", "undecided"]
 K = TypeVar("K", bound=Hashable)
+# Rate of the first over rate of the second, with its interval: the run's model (experiment.py) where it holds,
+# else the pair's own rounds (paired_ratio_ci).
+PairEstimator = Callable[[K, K], RatioEstimate]
 
 DEFAULT_TIE_MARGIN = 0.03  # `--tie 3%`: ratios within [1/1.03, 1.03] are "the same speed"
 # An interval that covers the truth less often than this never decides a pair (one or two trials,
 # or the unpaired fallback on tiny samples); see compare_pair.
 DEFAULT_MIN_COVERAGE = 0.90
+# The estimates whose interval narrows with more rounds as a paired t's does (pairs_to_decide, why_undecided).
+DECIDING_METHODS = (PAIRED_LOG_T, experiment.EXPERIMENT_MODEL)
 
 
 # --- deciding a pair ----------------------------------------------------------------------------
@@ -62,8 +68,10 @@ def pairs_to_decide(
 ) -> int | None:
     """About how many paired rounds in all would decide this pair if the spread stays as measured
     (the interval narrows as t(n-1)/sqrt(n)): what more time would buy, as pyperf's "needed runs".
-    None when it cannot tell: an unpaired estimate, or a ratio on the margin's edge."""
-    if estimate.method != PAIRED_LOG_T or estimate.n_pairs < 2:
+    None when it cannot tell: an unpaired estimate, or a ratio on the margin's edge. An estimate of the run's
+    model (experiment.py) narrows as 1/sqrt(rounds) with its t factor held (its df, more than rounds - 1, are
+    not in the estimate; the factor only falls with more rounds, so the count is on the safe side)."""
+    if estimate.method not in DECIDING_METHODS or estimate.n_pairs < 2:
         return None
     centre = math.log(estimate.ratio)
     half_width = (math.log(estimate.high) - math.log(estimate.low)) / 2.0
@@ -71,9 +79,14 @@ def pairs_to_decide(
     room = abs(abs(centre) - margin)  # the half-width at which it becomes ordered or tied
     if room < 1e-3 * margin:
         return None
-    spread = half_width * math.sqrt(estimate.n_pairs) / t_critical(confidence, estimate.n_pairs - 1)
     n = estimate.n_pairs
-    while t_critical(confidence, n - 1) * spread / math.sqrt(n) > room:
+    paired = estimate.method == PAIRED_LOG_T
+
+    def factor(rounds: int) -> float:
+        return t_critical(confidence, rounds - 1) if paired else 1.0
+
+    spread = half_width * math.sqrt(n) / factor(n)
+    while factor(n) * spread / math.sqrt(n) > room:
         n += max(1, n // 4)
         if n > 100_000:
             return None
@@ -117,7 +130,7 @@ def why_undecided(
     practical: int = PRACTICAL_ROUNDS,
 ) -> WhyUndecided:
     """The reason an undecided pair's own figures give (WhyUndecided)."""
-    if estimate.coverage < min_coverage or estimate.method != PAIRED_LOG_T:
+    if estimate.coverage < min_coverage or estimate.method not in DECIDING_METHODS:
         return WhyUndecided("few-rounds", MIN_PAIRS, max(MIN_PAIRS - estimate.n_pairs, 1))
     needed = pairs_to_decide(estimate, tie_margin)
     if needed is not None and needed <= practical:
@@ -163,6 +176,10 @@ class RankedCombination(Generic[K]):
 class Ranking(Generic[K]):
     combinations: list[RankedCombination[K]]  # fastest first
     pairs: list[PairDecision[K]]  # pairs[i]: combinations[i] against combinations[i + 1]
+    # The run's model where it held (experiment.fit; None: every estimate is its pair's own paired_ratio_ci), and
+    # why it did not hold where it was tried (experiment.ModelCheck.reason).
+    model: experiment.ExperimentModel[K] | None = None
+    model_rejected: str | None = None
 
     def groups(self) -> list[list[K]]:
         """The combinations in groups, fastest group first: a group ends at a neighbour pair that is
@@ -174,6 +191,41 @@ class Ranking(Generic[K]):
                 out.append([])
             out[c.group].append(c.key)
         return out
+
+
+def run_model(
+    rates: Mapping[K, Mapping[int, float]], confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[experiment.ExperimentModel[K] | None, str | None]:
+    """The model of the run (experiment.py) where it holds for every row: enough rows and rounds, no row left out,
+    the rows sharing the round effect (outlier rounds dropped). (None, why) where it was tried and did not hold;
+    (None, None) below experiment.MIN_ROWS rows, where it is not tried. None: the pairwise method decides."""
+    if len(rates) < experiment.MIN_ROWS:
+        return None, None
+    model, check = experiment.assess(rates, confidence)
+    if model is not None and check.left_out:
+        return None, f"{len(check.left_out)} row(s) with fewer than {experiment.MIN_ROW_ROUNDS} rounds"
+    return model, check.reason
+
+
+def estimator(
+    rates: Mapping[K, Mapping[int, float]],
+    model: experiment.ExperimentModel[K] | None,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> PairEstimator[K]:
+    """a over b from the model where there is one (every row compared through the round effects, each row's
+    scatter its own), else from the pair's own rounds."""
+    if model is not None:
+        return lambda a, b: model.ratio(a, b, confidence)
+    return lambda a, b: paired_ratio_ci(rates[a], rates[b], confidence)
+
+
+def _model_order(
+    rates: Mapping[K, Mapping[int, float]], model: experiment.ExperimentModel[K], confidence: float
+) -> tuple[list[K], dict[K, RatioEstimate]]:
+    """The model's order (its row effects: ratios of one model are transitive) and each row's ratio to the first."""
+    order = sorted(rates, key=lambda key: (-model.log_rate(key), -statistics.median(rates[key].values())))
+    relative = {key: model.ratio(order[0], key, confidence) for key in order}
+    return order, relative
 
 
 def _paired_order(rates: Mapping[K, Mapping[int, float]], confidence: float) -> tuple[list[K], dict[K, RatioEstimate]]:
@@ -223,17 +275,22 @@ def rank_groups(
     tie_margin: float = DEFAULT_TIE_MARGIN,
     confidence: float = DEFAULT_CONFIDENCE,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
+    use_model: bool = True,
 ) -> Ranking[K]:
-    """Rank combinations (rates[key][round] = MiB/s, measured rounds only) fastest first by their paired
-    ratio to the first (_paired_order), decide each neighbour pair with paired_ratio_ci + compare_pair,
-    give tied neighbours one rank, and group neighbours the run could not order. A neighbour pair whose
-    own paired ratio contradicts the order (non-transitive rounds) is never "ordered": undecided."""
+    """Rank combinations (rates[key][round] = MiB/s, measured rounds only) fastest first, decide each neighbour
+    pair (compare_pair), give tied neighbours one rank, and group neighbours the run could not order. The
+    estimates are the run's model's (run_model: its row effects order the rows, every ratio from all the run's
+    trials) where it holds, else each pair's own rounds (_paired_order, paired_ratio_ci); `use_model=False`: the
+    pairwise method alone. A neighbour pair whose own paired ratio contradicts the order (non-transitive
+    rounds) is never "ordered": undecided."""
     if any(not by_round for by_round in rates.values()):
         raise ValueError("rank_groups: every combination needs at least one rate")
-    order, relative = _paired_order(rates, confidence)
+    model, rejected = run_model(rates, confidence) if use_model else (None, None)
+    order, relative = _model_order(rates, model, confidence) if model else _paired_order(rates, confidence)
+    ratio = estimator(rates, model, confidence)
     pairs: list[PairDecision[K]] = []
     for faster, slower in itertools.pairwise(order):
-        estimate = paired_ratio_ci(rates[faster], rates[slower], confidence)
+        estimate = ratio(faster, slower)
         decision = compare_pair(estimate, tie_margin, min_coverage)
         if decision == "ordered" and estimate.ratio < 1.0:
             decision = "undecided"
@@ -247,7 +304,7 @@ def rank_groups(
         # conclusion then called nine rows "not told apart".
         joins = pair.decision != "ordered"
         if joins and head != order[i - 1]:
-            joins = not _ordered_faster(rates[head], rates[order[i]], tie_margin, confidence, min_coverage)
+            joins = not _ordered_faster(ratio(head, order[i]), tie_margin, min_coverage)
         if not joins:
             head = order[i]
         groups.append(groups[-1] if joins else groups[-1] + 1)
@@ -265,7 +322,7 @@ def rank_groups(
                 group=groups[i],
             )
         )
-    return Ranking(ranked, pairs)
+    return Ranking(ranked, pairs, model, rejected)
 
 
 def undecided_pairs(ranking: Ranking[K]) -> list[PairDecision[K]]:
@@ -294,22 +351,16 @@ def first_group_contested(
     (aes128-ctr vs aes256-ctr), which the answer does not rest on."""
     groups = ranking.groups()
     first = groups[0]
+    ratio = estimator(rates, ranking.model, confidence)
     contested = [
         key
         for group in groups[1:]
         for key in group
-        if not all(_ordered_faster(rates[inside], rates[key], tie_margin, confidence, min_coverage) for inside in first)
+        if not all(_ordered_faster(ratio(inside, key), tie_margin, min_coverage) for inside in first)
     ]
     return [*first, *contested] if contested else []
 
 
-def _ordered_faster(
-    a_by_round: Mapping[int, float],
-    b_by_round: Mapping[int, float],
-    tie_margin: float,
-    confidence: float,
-    min_coverage: float,
-) -> bool:
-    """a decided faster than b, paired."""
-    estimate = paired_ratio_ci(a_by_round, b_by_round, confidence)
+def _ordered_faster(estimate: RatioEstimate, tie_margin: float, min_coverage: float) -> bool:
+    """The first decided faster than the second."""
     return compare_pair(estimate, tie_margin, min_coverage) == "ordered" and estimate.ratio > 1.0

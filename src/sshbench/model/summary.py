@@ -359,36 +359,6 @@ def rounds_run(result: RunResult) -> int:
     return len({t.repetition for t in result.trials if t.kind == TrialKind.TRANSFER and not t.warmup})
 
 
-def stats_json(result: RunResult) -> dict:
-    """The JSON's top-level `stats`: how the decision figures were computed and what stayed open."""
-    settings = result.settings
-    pairs = []
-    for p in undecided(result):
-        pairs.append(
-            {
-                "faster": p.faster.label,
-                "slower": p.slower.label,
-                "ratio": p.estimate.ratio,
-                "ci95": [p.estimate.low, p.estimate.high],
-                "method": p.estimate.method,
-                "n_pairs": p.estimate.n_pairs,
-                "rounds_to_decide": stats.pairs_to_decide(p.estimate, tie_margin(result)),
-            }
-        )
-    return {
-        "confidence": intervals.DEFAULT_CONFIDENCE,
-        "median_ci_method": "order statistics (sign-test interval); min-max below 6 trials, see ci_coverage",
-        "ratio_ci_method": f"{intervals.PAIRED_LOG_T} (paired by round; {intervals.UNPAIRED_MEDIANS} below {intervals.MIN_PAIRS})",
-        "outliers": f"modified z-score above {outliers.OUTLIER_Z} (flagged, kept)",
-        "tie_margin": tie_margin(result),
-        "runs": "auto" if settings.adaptive else settings.runs,
-        "budget_s": settings.budget_s if settings.adaptive else None,
-        "rounds_run": rounds_run(result),
-        "seed": settings.seed,
-        "undecided_pairs": pairs,
-    }
-
-
 def handshakes(result: RunResult) -> list[HandshakeSummary]:
     """The connection set-up summaries of a run, per kex (computed once)."""
     return cached(result, "handshakes", lambda: summarise_handshakes(result.trials))

@@ -9,7 +9,7 @@ from sshbench.answers.answer_block import own_rows_setup
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.measure.clock import clock_agreement
-from sshbench.model import intervals, rate_clock, summary
+from sshbench.model import intervals, rate_clock, run_stats, summary
 from sshbench.model import statistics as stats
 from sshbench.model.summary import WIDE_SPREAD_CV
 from sshbench.report import cells, conclusion, model, ranked
@@ -143,7 +143,10 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
         levels = ", ".join(f"{intervals.median_ci_coverage(n):.0%} at {n}" for n in short if n > 0)
         out.append(f"± is the 95% CI of the median; marked ~, fewer than 6 trials: the min-max range ({levels} trials)")
     else:
-        out.append("± is the 95% confidence interval of the median; x fastest: paired by round, 95% CI")
+        out.append(
+            f"± is the 95% confidence interval of the median; x fastest: {run_stats.ratio_method(result)}, 95% CI"
+        )
+    out.extend(run_stats.model_notes(result))
     margin = summary.tie_margin(result)
     if any(s.rank_label and s.rank_label.startswith("=") for s in rows):
         out.append(f"=N: tied (the 95% CI of their ratio lies within ±{margin:.0%}, --tie)")

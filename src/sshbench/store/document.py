@@ -16,7 +16,7 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.errors import RunError, UsageError
 from sshbench.host.osfiles import atomic_write
 from sshbench.measure.clock import clock_agreement
-from sshbench.model import summary
+from sshbench.model import run_stats, summary
 from sshbench.results import Combination, RunResult, TrialKind
 from sshbench.security import report_hooks as security_hooks
 from sshbench.store.document_checks import check_environment, check_target
@@ -53,7 +53,7 @@ def to_document(result: RunResult) -> dict:
         "summaries": [summary_entry(result, s, comparisons) for s in summary.summaries(result)],
         "baselines": baseline_analysis.document(result),
         "strict_kex": security_hooks.strict_kex_json(result.environment),
-        "stats": summary.stats_json(result),
+        "stats": run_stats.stats_json(result),
         "handshakes": [h.to_json() for h in summary.handshakes(result)],
         "clock_agreement": clock_agreement(result.trials),
         "trials": [t.to_json() for t in result.trials],
