@@ -17,8 +17,8 @@ from sshbench.answers.answer_block import POLICY, Answer, Pick, kex_apart, own_r
 from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
+from sshbench.model import factor_ranking, summary
 from sshbench.model import statistics as stats
-from sshbench.model import summary
 from sshbench.model.summary import Summary
 from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, shown_apart, swept_setup
 from sshbench.security import policy as policies
@@ -51,6 +51,7 @@ def _compute(result: RunResult) -> Answer | None:
         top_group=kex_apart([Pick.of(s, setup) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))]),
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
+        factors=factor_ranking.factor_answer(result),
     )
     kex_apart([*answer.fastest, *answer.equivalent])
     _default(answer, result, rows, fastest[0])

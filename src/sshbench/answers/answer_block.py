@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sshbench.baselines.bottleneck import LIMITS
+from sshbench.model.factor_ranking import FactorAnswer, FactorGroups
 from sshbench.model.summary import Summary
 from sshbench.results import IMPLICIT_MAC, Combination, short_name, swept_setup
 from sshbench.units import format_factor, format_rate
@@ -101,6 +102,7 @@ class Answer:
     undecided: list[dict] = field(default_factory=list)
     advice: str | None = None  # what to run for a decision
     pair: tuple[str, str] = ("openssh", "openssh")
+    factors: FactorAnswer | None = None  # a cipher x MAC run: the fastest cipher and MAC by factor
 
     @property
     def default_is_fastest(self) -> bool:
@@ -147,6 +149,8 @@ class Answer:
             out.append("  " + default)
         if self.slowest is not None and self.slowest.relative_to_fastest:
             out.append(f"  slowest: {self.slowest.name}, {format_factor(self.slowest.relative_to_fastest)}x as long")
+        if self.factors is not None:
+            out += factor_lines(self.factors)
         if self.bound_by and self.bound_by_method == "experiment":
             out.append(f"  limited by (by experiment): {self.bound_by_title or self.bound_by}")
             if self.bound_by_evidence:
@@ -234,5 +238,40 @@ class Answer:
             "policy": self.policy,
             "undecided": self.undecided,
             "advice": self.advice,
+            "factors": None if self.factors is None else self.factors.to_json(),
             "lines": self.lines(),
         }
+
+
+def factor_lines(factors: FactorAnswer) -> list[str]:
+    """The answer by factor (model/factor_ranking.py), each line within 100 columns."""
+    out = [
+        f"  by factor (each cipher over all its MACs, each MAC over all ciphers; {factors.rows} rows x "
+        f"{factors.rounds} rounds):",
+        f"    ciphers: {_group_line(factors.ciphers, 100 - 13)}",
+        f"    MACs: {_group_line(factors.macs, 100 - 10)}",
+    ]
+    notes = []
+    if factors.aead:
+        notes.append(f"AEAD ciphers placed with the fastest MAC, {short_name(factors.reference_mac)}")
+    if factors.interacts:
+        notes.append(f"cipher x MAC interact (p = {factors.interaction.p:.2g}): a cipher's figure is its MACs' average")
+    out += [f"    {note}" for note in notes]
+    return out
+
+
+def _group_line(levels: FactorGroups, width: int) -> str:
+    """'aes128-gcm or aes256-gcm, then aes128-ctr: 1.27x (1.20-1.35) as long' (the first group, its edge), naming
+    fewer of the group where the line would pass `width` columns."""
+    first = [short_name(name) for name in levels.groups[0]]
+    edge = ""
+    if levels.edge is not None:
+        e, slower = levels.edge, short_name(levels.groups[1][0])
+        edge = f", then {slower}: {format_factor(e.ratio)}x ({format_factor(e.low)}-{format_factor(e.high)}) as long"
+    elif len(first) > 1:
+        edge = ": none told apart"
+    for named in range(min(MOST_NAMED, len(first)), 0, -1):
+        names = " or ".join(first[:named]) + (f" (+{len(first) - named})" if len(first) > named else "")
+        if len(names + edge) <= width:
+            break
+    return names + edge

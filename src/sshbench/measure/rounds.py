@@ -20,8 +20,8 @@ from sshbench.measure.calibration import (
     steady_size,
 )
 from sshbench.measure.plan import ScheduledTrial, handshake_combinations, measured_round
+from sshbench.model import factor_ranking, summary
 from sshbench.model import statistics as stats
-from sshbench.model import summary
 from sshbench.results import NO_STEADY_PART, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.units import MIB
@@ -189,7 +189,9 @@ def next_round(
         return NextRound(None, "every pair is decided")
     if rounds_run >= MAX_AUTO_ROUNDS:
         return NextRound(None, f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs")
-    chosen = adaptive_round(needing, summary.rows_the_answer_needs(trials, settings.tie),
+    # A cipher x MAC run's answer is by factor (model/factor_ranking.py): the rows that narrow its edges most.
+    answer = factor_ranking.rows_to_narrow(trials, settings.tie) or summary.rows_the_answer_needs(trials, settings.tie)
+    chosen = adaptive_round(needing, answer,
                             budget.rounds_time_left(trials), lambda combos: round_cost(trials, combos),
                             answer_extra_s=budget.why_spare(trials))  # fmt: skip
     if chosen is None:

@@ -101,6 +101,11 @@ class ExperimentModel(Generic[K]):
         """A row's own scatter, as a coefficient of variation (round effects removed)."""
         return math.sqrt(math.expm1(float(self._core.sigma2[self.index[key]])))
 
+    def noise_per_round(self, key: K) -> tuple[float, int]:
+        """A row's variance (log scale) and its rounds: what one more round of it would narrow (sigma2 / n)."""
+        i = self.index[key]
+        return float(self._core.sigma2[i]), int(self._core.n[i])
+
     def log_rate(self, key: K) -> float:
         """A row's effect as log rate (up to one constant shared by all rows)."""
         return -float(self._core.mu[self.index[key]])

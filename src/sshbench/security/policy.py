@@ -11,7 +11,7 @@ from collections.abc import Callable
 from sshbench.algorithms import strip_kex_pseudo
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError, UsageError
-from sshbench.model import summary
+from sshbench.model import factor_ranking, summary
 from sshbench.model.summary import Summary
 from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
@@ -38,18 +38,21 @@ def _best_by(summaries: list[Summary], key) -> dict[str, Summary]:
 
 
 def group_order(
-    rows: list[Summary], kind: str, defaults: dict[str, list[str]] | None
+    rows: list[Summary], kind: str, defaults: dict[str, list[str]] | None, levels: dict[str, int] | None = None
 ) -> Callable[[str, Summary], tuple]:
     """The sort key of the config lines: groups in the ranking's decided order (summary.Summary.group: the
     neighbours a run could not order, or tied, share one), and inside a group your ssh's own default order
     (names it does not offer by default after them, by name), so that two runs that cannot tell aes128-gcm
     from aes256-gcm paste the same line, the order ssh would pick anyway. Runs stored before the defaults were
-    recorded: the ranking's order inside a group."""
+    recorded: the ranking's order inside a group. `levels`: each name's group by factor (a cipher x MAC run,
+    model/factor_ranking.py: a cipher from all its MACs' rows) in place of its best row's group."""
     position = {id(s): i for i, s in enumerate(rows)}
     preference = (defaults or {}).get(kind)
 
     def key(name: str, s: Summary) -> tuple:
         group = s.group if s.group is not None else len(rows)
+        if levels is not None:
+            group = levels[name] if name in levels else len(levels) + group
         pair = summary.implementation_order(s.combination)
         if preference is None:
             return (pair, group, position[id(s)], name)
@@ -167,7 +170,8 @@ def _build(
     mac_best = _best_by(with_allowed_cipher, lambda s: s.combination.mac)
     mac_best.update({k: v for k, v in _best_by(with_mac, lambda s: s.combination.mac).items() if k not in mac_best})
     defaults = client_defaults(result.environment)
-    mac_key = group_order(valid, "mac", defaults)
+    factors = factor_ranking.factor_answer(result)
+    mac_key = group_order(valid, "mac", defaults, factors.macs.rank if factors else None)
     for name, s in sorted(mac_best.items(), key=lambda kv: mac_key(*kv)):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
@@ -192,7 +196,7 @@ def _build(
         {k: v for k, v in _best_by(valid, lambda s: s.combination.cipher).items() if k not in cipher_best}
     )
     aead = {s.combination.cipher for s in valid if s.combination.mac == IMPLICIT_MAC}
-    cipher_key = group_order(valid, "cipher", defaults)
+    cipher_key = group_order(valid, "cipher", defaults, factors.ciphers.rank if factors else None)
     for name, s in sorted(cipher_best.items(), key=lambda kv: cipher_key(*kv)):  # groups, then ssh's order
         verdict = algorithm_verdict("cipher", name, strict.negotiated)
         cipher_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac
