@@ -94,7 +94,7 @@ def test_the_why_reserve_keeps_time_for_the_experiment_after_the_rounds(monkeypa
     with_why, state = _run(_settings(budget_s=25.0, why="fastest"), rates, clock=clock)
     assert _rounds(with_why) < _rounds(without)
     why = state["why"]
-    assert why["mode"] == "fastest" and why["budget"] is not None and why["rounds"] == 4
+    assert why["mode"] == "fastest" and why["budget"] is not None and why["rounds"] == 6
     reserve_s = state["why_started_at"] - start
     assert reserve_s <= 25.0 - END_RESERVE_S  # the experiment starts before the deadline, its reserve ahead
     assert with_why.baselines["why"] == {"mode": "fastest", "combinations": []}

@@ -155,7 +155,7 @@ class RunSettings:
     # --why / --no-why (sshbench.why): "auto" (the fastest row in a --runs auto run with baselines, else
     # none), "fastest", "all" or "off"; `why_rounds` paired rounds per experiment. Runs stored before: "auto".
     why: str = "auto"
-    why_rounds: int = 4
+    why_rounds: int = 6  # why.experiment.DEFAULT_ROUNDS; a --budget run keeps time for 4 (RESERVED_ROUNDS)
     # --pin / --no-pin (sshbench.host.placement): the private server's client and daemon on separate CPUs. Runs
     # stored before it load with True though nothing was pinned: a run's target records the placement it used.
     pin: bool = True

@@ -226,9 +226,9 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--why-rounds",
         type=int,
-        default=4,
+        default=6,
         metavar="N",
-        help="paired rounds per --why experiment (3-100; default 4)",
+        help="paired rounds per --why experiment (3-100; default 6, of which a --budget run keeps time for 4)",
     )
     run.add_argument(
         "--server-cpu",

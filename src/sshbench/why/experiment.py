@@ -32,8 +32,13 @@ from sshbench.units import MIB
 from sshbench.why.throttles import Plan, Throttle, plan_for
 
 Measure = Callable[[ScheduledTrial, TrialOverlay], Trial]
-DEFAULT_ROUNDS = 4  # with 4 pairs the t interval's factor is 3.18; fewer is refused by --why-rounds
-MIN_ROUNDS = 3  # paired_ratio_ci's paired form needs 3 pairs
+MIN_ROUNDS = 3  # paired_ratio_ci's paired form needs 3 pairs; fewer is refused by --why-rounds
+# Rounds a --budget run keeps time for; past them up to --why-rounds (settings.why_rounds, 6) while the budget lasts.
+# Simulated loopback experiments (client 44%, server 52%, each pair's scatter 4-24% as measured here) named the same
+# limit in 84% of runs at 3 rounds, 95% at 4 and 99% at 6, their cost intervals ±12, ±9 and ±7 points at the median
+# (tests/test_why.py, docs/why.md).
+RESERVED_ROUNDS = 4
+DEFAULT_ROUNDS = 6
 # The experiment's trials' data phase (the run's may be shorter): 0.25 s of steady part after the omitted start
 # (steady.OMIT_S); with less, an unthrottled trial lost its steady part where its throttled pair kept one, and
 # the pair then compared two clocks.
@@ -121,10 +126,10 @@ def experiment(
             ScheduledTrial(combo, TrialKind.TRANSFER, REPETITION_BASE - 1, True),
             _overlay(prefix, None),
         )
-        round_s = 0.0  # the longest round so far: a round past MIN_ROUNDS starts only if one more fits
+        round_s = 0.0  # the longest round so far: a round past RESERVED_ROUNDS starts only if one more fits
         for r in range(rounds):
             round_started = time.monotonic()
-            if r >= MIN_ROUNDS and budget is not None and not budget.fits(round_s):
+            if r >= RESERVED_ROUNDS and budget is not None and not budget.fits(round_s):
                 break
             order: list[Throttle | None] = [None, *ready]
             rng.shuffle(order)
@@ -254,10 +259,10 @@ def experiment_sizes(
 
 def experiment_trials(settings: RunSettings, target: Target, combos: list[Combination]) -> int:
     """How many trials the default experiment (--why fastest) adds, for --budget's reserve (0 when it will not run).
-    The reserve keeps time for the rounds a sensitivity needs (MIN_ROUNDS); past them the experiment runs on only
+    The reserve keeps time for RESERVED_ROUNDS; past them the experiment runs on only
     while the budget lasts (its deadline), so the ranking's rounds come first: a default run that reserved all 4
     spent 20 of its 50 s on the experiment and stopped its ranking at 3 rounds."""
     if settings.why_mode() != "fastest" or not combos:
         return 0
-    rounds = min(settings.why_rounds, MIN_ROUNDS) if settings.adaptive else settings.why_rounds
+    rounds = min(settings.why_rounds, RESERVED_ROUNDS) if settings.adaptive else settings.why_rounds
     return 1 + rounds * (1 + throttle_count(target, combos[0]))  # + its warm-up
