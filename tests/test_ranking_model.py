@@ -7,6 +7,8 @@ true ratio to the first row."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -73,3 +75,23 @@ def test_the_pairwise_method_stands_where_the_model_does_not_hold() -> None:
     wider = type(estimate)(1.06, 1.0, 1.12, 5, experiment.EXPERIMENT_MODEL)
     assert statistics.pairs_to_decide(wider, TIE_MARGIN) is not None
     assert statistics.why_undecided(wider, TIE_MARGIN).reason == "more-rounds"
+
+
+def test_without_numpy_and_scipy_a_run_ranks_pairwise_and_has_no_factor_answer() -> None:
+    """A fleet host goes without them (fleet.wheelhouse.HOST_LEFT_OUT): sshbench still imports and ranks."""
+    code = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "scipy"):
+            raise ImportError(name)
+sys.meta_path.insert(0, Block())
+from sshbench.model import factor_ranking, statistics
+rates = {k: {r: 100.0 * (1 + k) * (1 + 0.01 * ((r * 7 + k) % 5)) for r in range(4)} for k in range(8)}
+ranking = statistics.rank_groups(rates)
+assert ranking.model is None and ranking.model_rejected == "numpy and scipy are not installed here"
+assert factor_ranking.fit_factorial is None and "numpy" not in sys.modules
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -42,7 +42,9 @@ def host_tag() -> str:
 # What a host does without: it runs `sshbench run --json` (and its pairs' runs), and charts are drawn on the control
 # machine. matplotlib and what it alone needs (numpy, pillow, fonttools, ...) were 38 of the wheelhouse's 49 MB,
 # copied to every host and installed there (the fleet tests' hosts: 3.8 s of copy and 3.9 s of venv and pip).
-HOST_LEFT_OUT = frozenset({"matplotlib"})
+# numpy and scipy serve the model of a run (model/experiment.py, factorial.py): a host's own run ranks pairwise
+# without them (statistics.run_model), and the control machine answers from the trials it brings back.
+HOST_LEFT_OUT = frozenset({"matplotlib", "numpy", "scipy"})
 HOST_REQUIREMENTS = "requirements.txt"  # in wheelhouse/: what the role installs; sshbench itself with --no-deps
 
 

@@ -47,12 +47,12 @@ import numpy as np
 from scipy import stats
 
 from sshbench.model.blocks import RowTable, t_quantile
-from sshbench.model.intervals import DEFAULT_CONFIDENCE, RatioEstimate
+from sshbench.model.intervals import DEFAULT_CONFIDENCE, EXPERIMENT_MODEL, MODEL_MIN_ROWS, RatioEstimate
 
 K = TypeVar("K", bound=Hashable)
 
-EXPERIMENT_MODEL = "experiment-model-t"  # RatioEstimate.method of the row model
-MIN_ROWS = 6  # below, a row's reference is too few rows: wider than the paired interval (simulated)
+__all__ = ["EXPERIMENT_MODEL", "ExperimentModel", "ModelCheck", "assess", "fit"]
+MIN_ROWS = MODEL_MIN_ROWS  # below, a row's reference is too few rows: wider than the paired interval (simulated)
 MIN_ROWS_IDENTIFIED = 3  # with 2 rows their variances are not separable at all
 MIN_ROUNDS = 3
 MIN_ROW_ROUNDS = 2

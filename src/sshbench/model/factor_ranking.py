@@ -17,9 +17,14 @@ from dataclasses import dataclass
 
 from sshbench.compression import NO_COMPRESSION
 from sshbench.model import summary
-from sshbench.model.factorial import FactorialModel, InteractionTest, fit_factorial
 from sshbench.model.intervals import RatioEstimate
 from sshbench.results import Combination, RunResult, Trial
+
+# numpy and scipy: a fleet host goes without them (statistics.py says why); its runs have no answer by factor.
+try:
+    from sshbench.model.factorial import FactorialModel, InteractionTest, fit_factorial
+except ImportError:
+    fit_factorial = None  # type: ignore[assignment]
 
 NARROW_SHARE = 0.8  # rows_to_narrow: the rows that hold this share of an edge's variance
 INTERACTION_P = 0.05  # below: the cipher x MAC interaction is said (a cipher's lead then differs between MACs)
@@ -102,7 +107,7 @@ def factor_rows(combinations: Iterable[Combination]) -> list[Combination]:
 def _fit(trials: list[Trial]) -> FactorialModel[Combination] | None:
     rates = summary.rates_by_round(trials)
     rows = set(factor_rows(rates))
-    if not rows:
+    if not rows or fit_factorial is None:
         return None
     return fit_factorial({c: r for c, r in rates.items() if c in rows}, lambda c: c.cipher, lambda c: c.mac)
 

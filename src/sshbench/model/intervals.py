@@ -20,6 +20,8 @@ MIN_PAIRS = 3  # fewer paired rounds than this: the unpaired fallback
 PAIRED_LOG_T = "paired-log-t"
 UNPAIRED_MEDIANS = "unpaired-medians"
 WELCH_LOG_T = "welch-log-t"  # two runs: independent samples (compare)
+EXPERIMENT_MODEL = "experiment-model-t"  # the model of the run (experiment.py)
+MODEL_MIN_ROWS = 6  # experiment.MIN_ROWS: below, a row's reference is too few rows (wider than the paired interval)
 
 
 # --- the median of one combination ------------------------------------------------------------

@@ -3,7 +3,7 @@ where it held, statistics.run_model; else paired by round) and what stayed open.
 
 from __future__ import annotations
 
-from sshbench.model import experiment, intervals, outliers, summary
+from sshbench.model import intervals, outliers, summary
 from sshbench.model import statistics as stats
 from sshbench.results import RunResult
 
@@ -34,7 +34,7 @@ def models_json(result: RunResult) -> list[dict]:
         out.append(
             {
                 "pair": list(pair),
-                "method": experiment.EXPERIMENT_MODEL if model else intervals.PAIRED_LOG_T,
+                "method": intervals.EXPERIMENT_MODEL if model else intervals.PAIRED_LOG_T,
                 "rows": len(ranking.combinations),
                 "rounds": len(model.rounds) if model else None,
                 "dropped_rounds": list(model.check.dropped_rounds) if model else [],
@@ -64,7 +64,7 @@ def stats_json(result: RunResult) -> dict:
         "confidence": intervals.DEFAULT_CONFIDENCE,
         "median_ci_method": "order statistics (sign-test interval); min-max below 6 trials, see ci_coverage",
         "ratio_ci_method": (
-            f"{experiment.EXPERIMENT_MODEL} (rows x rounds, rounds as blocks; from {experiment.MIN_ROWS} rows) where it "
+            f"{intervals.EXPERIMENT_MODEL} (rows x rounds, rounds as blocks; from {intervals.MODEL_MIN_ROWS} rows) where it "
             f"holds (models), else {intervals.PAIRED_LOG_T} (paired by round; {intervals.UNPAIRED_MEDIANS} below "
             f"{intervals.MIN_PAIRS})"
         ),

@@ -19,15 +19,23 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from sshbench.model import experiment
 from sshbench.model.intervals import (
     DEFAULT_CONFIDENCE,
+    EXPERIMENT_MODEL,
     MIN_PAIRS,
+    MODEL_MIN_ROWS,
     PAIRED_LOG_T,
     RatioEstimate,
     paired_ratio_ci,
     t_critical,
 )
+
+# The model of the run needs numpy and scipy, which a fleet host goes without (fleet.wheelhouse.HOST_LEFT_OUT: the
+# control machine ranks the trials it brings back); there every ranking is pairwise.
+try:
+    from sshbench.model import experiment
+except ImportError:
+    experiment = None  # type: ignore[assignment]
 
 Decision = Literal["ordered", "tied", "undecided"]
 K = TypeVar("K", bound=Hashable)
@@ -40,7 +48,7 @@ DEFAULT_TIE_MARGIN = 0.03  # `--tie 3%`: ratios within [1/1.03, 1.03] are "the s
 # or the unpaired fallback on tiny samples); see compare_pair.
 DEFAULT_MIN_COVERAGE = 0.90
 # The estimates whose interval narrows with more rounds as a paired t's does (pairs_to_decide, why_undecided).
-DECIDING_METHODS = (PAIRED_LOG_T, experiment.EXPERIMENT_MODEL)
+DECIDING_METHODS = (PAIRED_LOG_T, EXPERIMENT_MODEL)
 
 
 # --- deciding a pair ----------------------------------------------------------------------------
@@ -199,8 +207,10 @@ def run_model(
     """The model of the run (experiment.py) where it holds for every row: enough rows and rounds, no row left out,
     the rows sharing the round effect (outlier rounds dropped). (None, why) where it was tried and did not hold;
     (None, None) below experiment.MIN_ROWS rows, where it is not tried. None: the pairwise method decides."""
-    if len(rates) < experiment.MIN_ROWS:
+    if len(rates) < MODEL_MIN_ROWS:
         return None, None
+    if experiment is None:
+        return None, "numpy and scipy are not installed here"
     model, check = experiment.assess(rates, confidence)
     if model is not None and check.left_out:
         return None, f"{len(check.left_out)} row(s) with fewer than {experiment.MIN_ROW_ROUNDS} rounds"
