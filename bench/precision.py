@@ -68,9 +68,27 @@ def _factorial_widths(rates: dict) -> None:
     print(f"  interaction cipher x MAC: F = {i.statistic:.2f} on ({i.df1:.1f}, {i.df2:.1f}) df, p = {i.p:.3g}")
 
 
+def _reversed(positions: list[dict[str, tuple[int, float]]]) -> str:
+    """Pairs of rows 20% or more apart that some run ranked the other way round: apart by one run's x fastest, and
+    apart over all the runs (the geometric mean of their x fastest)."""
+    in_one = set()
+    for one in positions:
+        for other in positions:
+            for a, b in ((a, b) for a in one for b in one if a in other and b in other):
+                if one[b][1] / one[a][1] >= 1.2 and other[a][0] > other[b][0]:  # a ahead of b by 20% in `one`
+                    in_one.add((a, b))
+    rows = set.intersection(*(set(p) for p in positions))
+    pooled = {r: statistics.geometric_mean([p[r][1] for p in positions]) for r in rows}
+    overall = {
+        (a, b) for a in rows for b in rows if pooled[b] / pooled[a] >= 1.2 and any(p[a][0] > p[b][0] for p in positions)
+    }
+    return f"{len(in_one)} by one run's figures, {len(overall)} by all the runs' together"
+
+
 def main(paths: list[str]) -> int:
     answers: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
+    positions: list[dict[str, tuple[int, float]]] = []  # per run: each row's place and rate relative to the first
     for path in paths:
         doc = json.load(open(path))
         result = result_from_document(doc, path)
@@ -79,6 +97,9 @@ def main(paths: list[str]) -> int:
         rounds = max(len(v) for v in rates.values())
         paired = stats.rank_groups(rates, result.settings.tie, use_model=False)
         modelled = stats.rank_groups(rates, result.settings.tie)
+        positions.append(
+            {c.key.label: (i, c.relative.ratio if c.relative else 1.0) for i, c in enumerate(modelled.combinations)}
+        )
         how = "the model" if modelled.model else f"paired ({modelled.model_rejected or 'too few rows'})"
         print(f"{path}: {len(rates)} rows, {rounds} rounds")
         print(f"  neighbour pairs decided: paired {_decided(paired)}, {how} {_decided(modelled)}")
@@ -110,6 +131,7 @@ def main(paths: list[str]) -> int:
             print(f"  why ({pairs} rounds): stored {stored['title']!r}; now {now['title']!r}; cost ± points: {widths}")
             verdicts[now["title"]] += 1
     if len(paths) > 1:
+        print(f"pairs 20% or more apart in one run and in the other order in another: {_reversed(positions)}")
         print(f"{len(paths)} runs: {len(answers)} distinct config lines (+ factor groups), {len(verdicts)} distinct "
               f"why verdicts {dict(verdicts)}")  # fmt: skip
     return 0

@@ -168,7 +168,8 @@ def decision_lines(result: RunResult, wide: bool = False) -> list[str]:
 
 
 def median_order_line(rows: list[summary.Summary], setup: list[str] | None = None) -> str | None:
-    """One line when a row's median reads above the row ranked before it: the order is the paired ratio's."""
+    """One line when a row's median reads above the row ranked before it: the order is x fastest's, whose rounds are
+    paired (or compared through the model of the run), not the medians'."""
     above = [
         (s, prev)
         for prev, s in zip(rows, rows[1:], strict=False)
@@ -182,7 +183,7 @@ def median_order_line(rows: list[summary.Summary], setup: list[str] | None = Non
     s, prev = above[0]
     more = f" (+{len(above) - 1} more)" if len(above) > 1 else ""
     lower, upper = shown_apart([s.combination, prev.combination], setup or [])
-    return f"order: by the paired ratio, so {lower}'s higher median sits below {upper}'s{more}"
+    return f"order: by x fastest (rounds paired), so {lower}'s higher median sits below {upper}'s{more}"
 
 
 def undecided_summary(whys: list, margin: float) -> str:
