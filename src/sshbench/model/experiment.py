@@ -44,9 +44,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
-from scipy import stats
 
-from sshbench.model.blocks import RowTable, t_quantile
+from sshbench.model.blocks import RowTable, chi2_sf, f_sf, t_quantile, t_sf
 from sshbench.model.intervals import DEFAULT_CONFIDENCE, EXPERIMENT_MODEL, MODEL_MIN_ROWS, RatioEstimate
 
 K = TypeVar("K", bound=Hashable)
@@ -190,10 +189,10 @@ def _outlier_round(core: RowTable) -> tuple[int, float] | None:
     if not columns:
         return None
     column = np.concatenate(columns)
-    one_sided = stats.t.sf(np.concatenate(t_values), np.concatenate(dfs))
+    one_sided = t_sf(np.concatenate(t_values), np.concatenate(dfs))
     log_p = np.bincount(column, np.log(np.maximum(one_sided, 1e-300)), minlength=rounds)
     rows = np.bincount(column, minlength=rounds)
-    p = np.where(rows > 0, stats.chi2.sf(-2 * log_p, 2 * np.maximum(rows, 1)), 1.0)
+    p = np.where(rows > 0, chi2_sf(-2 * log_p, 2 * np.maximum(rows, 1)), 1.0)
     worst = int(np.argmin(p))
     return (worst, float(p[worst])) if p[worst] < OUTLIER_ROUND_P / rounds else None
 
@@ -213,8 +212,8 @@ def _common_round_p(core: RowTable) -> float | None:
         dfs.append(n - 2)
     if not f_values:
         return None
-    log_p = float(np.log(np.maximum(stats.f.sf(f_values, 1, dfs), 1e-300)).sum())
-    return float(stats.chi2.sf(-2 * log_p, 2 * len(f_values)))
+    log_p = float(np.log(np.maximum(f_sf(np.asarray(f_values), 1, np.asarray(dfs)), 1e-300)).sum())
+    return float(chi2_sf(-2 * log_p, 2 * len(f_values)))
 
 
 def assess(

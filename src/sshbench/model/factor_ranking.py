@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sshbench.compression import NO_COMPRESSION
 from sshbench.model import summary
 from sshbench.model.intervals import RatioEstimate
 from sshbench.results import Combination, RunResult, Trial
 
-# numpy and scipy: a fleet host goes without them (statistics.py says why); its runs have no answer by factor.
-try:
-    from sshbench.model.factorial import FactorialModel, InteractionTest, fit_factorial
-except ImportError:
-    fit_factorial = None  # type: ignore[assignment]
+if TYPE_CHECKING:
+    from sshbench.model.factorial import FactorialModel, InteractionTest
 
 NARROW_SHARE = 0.8  # rows_to_narrow: the rows that hold this share of an edge's variance
 INTERACTION_P = 0.05  # below: the cipher x MAC interaction is said (a cipher's lead then differs between MACs)
@@ -107,7 +105,11 @@ def factor_rows(combinations: Iterable[Combination]) -> list[Combination]:
 def _fit(trials: list[Trial]) -> FactorialModel[Combination] | None:
     rates = summary.rates_by_round(trials)
     rows = set(factor_rows(rates))
-    if not rows or fit_factorial is None:
+    if not rows:
+        return None
+    try:  # numpy and scipy: imported where needed, and a fleet host goes without them (statistics.run_model)
+        from sshbench.model.factorial import fit_factorial
+    except ImportError:
         return None
     return fit_factorial({c: r for c, r in rates.items() if c in rows}, lambda c: c.cipher, lambda c: c.mac)
 

@@ -17,7 +17,7 @@ import math
 import statistics
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from sshbench.model.intervals import (
     DEFAULT_CONFIDENCE,
@@ -30,12 +30,8 @@ from sshbench.model.intervals import (
     t_critical,
 )
 
-# The model of the run needs numpy and scipy, which a fleet host goes without (fleet.wheelhouse.HOST_LEFT_OUT: the
-# control machine ranks the trials it brings back); there every ranking is pairwise.
-try:
-    from sshbench.model import experiment
-except ImportError:
-    experiment = None  # type: ignore[assignment]
+if TYPE_CHECKING:
+    from sshbench.model.experiment import ExperimentModel
 
 Decision = Literal["ordered", "tied", "undecided"]
 K = TypeVar("K", bound=Hashable)
@@ -184,9 +180,9 @@ class RankedCombination(Generic[K]):
 class Ranking(Generic[K]):
     combinations: list[RankedCombination[K]]  # fastest first
     pairs: list[PairDecision[K]]  # pairs[i]: combinations[i] against combinations[i + 1]
-    # The run's model where it held (experiment.fit; None: every estimate is its pair's own paired_ratio_ci), and
-    # why it did not hold where it was tried (experiment.ModelCheck.reason).
-    model: experiment.ExperimentModel[K] | None = None
+    # The run's model where it held (run_model; None: every estimate is its pair's own paired_ratio_ci), and why it
+    # did not hold where it was tried (experiment.ModelCheck.reason).
+    model: ExperimentModel[K] | None = None
     model_rejected: str | None = None
 
     def groups(self) -> list[list[K]]:
@@ -203,13 +199,18 @@ class Ranking(Generic[K]):
 
 def run_model(
     rates: Mapping[K, Mapping[int, float]], confidence: float = DEFAULT_CONFIDENCE
-) -> tuple[experiment.ExperimentModel[K] | None, str | None]:
+) -> tuple[ExperimentModel[K] | None, str | None]:
     """The model of the run (experiment.py) where it holds for every row: enough rows and rounds, no row left out,
     the rows sharing the round effect (outlier rounds dropped). (None, why) where it was tried and did not hold;
-    (None, None) below experiment.MIN_ROWS rows, where it is not tried. None: the pairwise method decides."""
+    (None, None) below MODEL_MIN_ROWS rows, where it is not tried. None: the pairwise method decides."""
     if len(rates) < MODEL_MIN_ROWS:
         return None, None
-    if experiment is None:
+    # Imported here, not with this module: numpy and scipy take ~0.5 s to import, which every sshbench process that
+    # ranks (most of them fewer than 6 rows) paid; and a fleet host goes without them (fleet.wheelhouse.HOST_LEFT_OUT:
+    # the control machine ranks the trials it brings back): there every ranking is pairwise.
+    try:
+        from sshbench.model import experiment
+    except ImportError:
         return None, "numpy and scipy are not installed here"
     model, check = experiment.assess(rates, confidence)
     if model is not None and check.left_out:
@@ -219,7 +220,7 @@ def run_model(
 
 def estimator(
     rates: Mapping[K, Mapping[int, float]],
-    model: experiment.ExperimentModel[K] | None,
+    model: ExperimentModel[K] | None,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> PairEstimator[K]:
     """a over b from the model where there is one (every row compared through the round effects, each row's
@@ -230,7 +231,7 @@ def estimator(
 
 
 def _model_order(
-    rates: Mapping[K, Mapping[int, float]], model: experiment.ExperimentModel[K], confidence: float
+    rates: Mapping[K, Mapping[int, float]], model: ExperimentModel[K], confidence: float
 ) -> tuple[list[K], dict[K, RatioEstimate]]:
     """The model's order (its row effects: ratios of one model are transitive) and each row's ratio to the first."""
     order = sorted(rates, key=lambda key: (-model.log_rate(key), -statistics.median(rates[key].values())))
