@@ -4,6 +4,7 @@ parser reads it, and their text reads back whole) and keep its Content-Security-
 
 from __future__ import annotations
 
+import functools
 from html.parser import HTMLParser
 
 import pytest
@@ -58,14 +59,19 @@ def _read(text: str) -> Page:
     return page
 
 
-PLAIN = _read(html.render(constructed_run(notices=["a notice"])))
-PLAIN_TAGS = PLAIN.tags | _read(html.render(empty_run())).tags
-PLAIN_ATTRS = {(tag, key) for tag, key, _ in PLAIN.attrs}
+@functools.cache
+def _plain() -> tuple[set[str], set[tuple[str, str]]]:
+    """The tags and (tag, attribute) pairs of pages with plain names. Made on first use, not at import: every
+    pytest session imports this module to collect it (the timed tier too, which runs none of it), and the two
+    pages' charts took ~3 s there."""
+    plain = _read(html.render(constructed_run(notices=["a notice"])))
+    return plain.tags | _read(html.render(empty_run())).tags, {(tag, key) for tag, key, _ in plain.attrs}
 
 
 def _check(page: Page) -> None:
-    assert page.tags <= PLAIN_TAGS, page.tags - PLAIN_TAGS  # no tag the names brought in
-    assert {(tag, key) for tag, key, _ in page.attrs} <= PLAIN_ATTRS
+    plain_tags, plain_attrs = _plain()
+    assert page.tags <= plain_tags, page.tags - plain_tags  # no tag the names brought in
+    assert {(tag, key) for tag, key, _ in page.attrs} <= plain_attrs
     csp = [v for tag, key, v in page.attrs if tag == "meta" and key == "content" and v and "default-src" in v]
     assert csp == [CSP]
     assert all(v and v.startswith("data:image/svg+xml;base64,") for tag, key, v in page.attrs if key == "src")
