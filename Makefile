@@ -12,9 +12,13 @@ TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux 
 sysdeps:
 	@sh scripts/ensure-system-deps.sh
 
+# uv installs the package and its dependencies in ~3 s where pip took ~31 s (a fresh clone's `make test`); pip
+# where uv cannot be had.
 $(BIN)/sshbench: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
+	@{ $(BIN)/python -m pip install -q --disable-pip-version-check uv >/dev/null 2>&1 \
+		&& $(BIN)/uv pip install -q --python $(BIN)/python -e '.[test]'; } \
+		|| $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $@
 
 setup: sysdeps $(BIN)/sshbench
