@@ -196,8 +196,8 @@ ROW_GRID = [  # rows, rounds, runs, outlier, adaptive: the corners of 6-115 rows
     (6, 10, 150, False, False),
     (20, 5, 120, True, False),
     (20, 10, 80, False, True),
-    (115, 3, 40, False, False),
-    (115, 10, 25, True, False),
+    (115, 3, 20, False, False),
+    (115, 10, 12, True, False),
 ]
 
 
@@ -225,8 +225,8 @@ FACTORIAL_GRID = [  # ciphers, MACs, AEAD ciphers, rounds, runs, outlier, adapti
     (3, 3, 1, 3, 300, False, False),
     (3, 3, 1, 10, 300, False, False),
     (3, 4, 1, 6, 400, False, True),
-    (7, 16, 3, 3, 40, False, False),  # --full: 115 rows
-    (7, 16, 3, 3, 40, True, False),  # a stalled minute: the model goes on with 2 rounds
+    (7, 16, 3, 3, 20, False, False),  # --full: 115 rows
+    (7, 16, 3, 3, 20, True, False),  # a stalled minute: the model goes on with 2 rounds
     (7, 16, 3, 5, 30, True, False),
 ]
 
