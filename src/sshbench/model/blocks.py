@@ -21,6 +21,7 @@ from sshbench.model.intervals import t_critical
 
 FLOOR_SHARE = 0.05  # a row's variance is at least this share of its raw deviations' (s2)
 WEIGHT_FLOOR = 1e-2  # no variance counts below this share of the median in the weights
+RCOND = 1e-10  # the normal matrices' eigenvalues below this share of the largest are their null space (_deviations)
 
 
 # --- distributions ------------------------------------------------------------------------------
@@ -114,7 +115,10 @@ class RowTable:
             omega = wk**2 / total[:, None] ** 2
         else:
             normal = np.einsum("ki,iab->kab", wk, self.c)
-            pinv = np.linalg.pinv(normal, hermitian=True)
+            # rcond: the normal matrix's null space (the constant) comes out of the eigensolver near 1e-12, not 0, and
+            # pinv's default cutoff (1e-15 of the largest) inverted it: a default run whose two rows missed the last
+            # round read as "not connected" and fell back to the pairwise method
+            pinv = np.linalg.pinv(normal, rcond=RCOND, hermitian=True)
             check = self.c - np.einsum("kab,kbc,kcd->kad", self.c, pinv, normal)
             self.connected = bool(np.abs(check).max() <= 1e-8)
             a = np.einsum("kab,kbc->kac", self.c, pinv)
@@ -137,7 +141,7 @@ class RowTable:
         r = self.mask.shape[0]
         normal = np.einsum("k,kab->ab", self.w, self.c)
         u = self.mask / self.n[:, None]  # row k's mean over its rounds
-        gmat = np.linalg.pinv(normal, hermitian=True) @ u.T  # J x R
+        gmat = np.linalg.pinv(normal, rcond=RCOND, hermitian=True) @ u.T  # J x R
         cg = np.einsum("iab,bk->ika", self.c, gmat)
         self.lmap = np.eye(r)[:, :, None] * u[None, :, :] - self.w[None, :, None] * cg.transpose(1, 0, 2)
         self.mu = np.einsum("kij,ij->k", self.lmap, self.y)
