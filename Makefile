@@ -42,14 +42,15 @@ test: setup
 	@SSHBENCH_EXTRA_PACKAGES="$(TEST_PACKAGES)" sh scripts/ensure-system-deps.sh
 	@sh scripts/fetch-openssh10.sh >/dev/null  # OpenSSH 10.0 for tests/test_builds.py (cached; skipped when unreachable)
 	@sh scripts/build-hpnssh.sh >/dev/null  # HPN-SSH for tests/test_hpn.py (cached: ~75 s once; skipped without a compiler)
-	@# Every test but the timed ones on both cores, a test file per worker (a module's fixture is set up once), with
-	@# `make lint` beside them (~7 s: none of these tests times anything; its output follows theirs, and either
-	@# failing fails the target); then the timed ones (`timed`: they assert on rates, CPU or latency they measure)
+	@# Every test but the timed ones on three workers over the two cores (most of these tests wait on an sshd, a
+	@# namespace or Ansible: 209 and 222 s against 242 and 243 s with two, back to back), a test file per worker (a
+	@# module's fixture is set up once), with `make lint` beside them (~7 s: none of these tests times anything;
+	@# its output follows theirs, and either failing fails the target); then the timed ones (`timed`: they assert on rates, CPU or latency they measure)
 	@# alone, one at a time, so that no other test shares their cores, with the `serial` ones (they leave a dead
 	@# owner's namespace or quota group on purpose and assert what a sweep reports; any run on the other core sweeps
 	@# it first). The slowest are listed: the suite must stay under 10 minutes.
 	@lint_log=$$(mktemp); $(MAKE) --no-print-directory lint >"$$lint_log" 2>&1 & lint=$$!; \
-		$(BIN)/python -m pytest -q -m "not timed and not serial" -n 2 --dist loadfile --durations=8; tests=$$?; \
+		$(BIN)/python -m pytest -q -m "not timed and not serial" -n 3 --dist loadfile --durations=8; tests=$$?; \
 		wait $$lint; linted=$$?; cat "$$lint_log"; rm -f "$$lint_log"; \
 		[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 	$(BIN)/python -m pytest -q -m "timed or serial" --durations=8
