@@ -75,3 +75,25 @@ def test_a_read_only_database_is_opened_read_only(tmp_path, monkeypatch, capfd):
     assert sorted(os.listdir(tmp_path)) == before
     with pytest.raises(UsageError, match="no results database"):
         open_store(tmp_path / "other.db", read_only=True)
+
+
+def test_a_document_whose_settings_or_times_no_report_could_read_is_refused_in_one_line():
+    """Found by test_import_fuzz: an empty --compression or --direction, or a start in the year 10000, imported
+    and then broke the report with a traceback (the axes, the date)."""
+    import json
+
+    from fakes import constructed_run
+    from sshbench.errors import UsageError
+    from sshbench.store.document import result_from_document, to_document
+
+    real = json.loads(json.dumps(to_document(constructed_run())))
+    assert result_from_document(real, "real.json") is not None
+    for broken, said in (
+        ({"settings": {**real["settings"], "compression": ""}}, "--compression must be off, on or both"),
+        ({"settings": {**real["settings"], "direction": ""}}, "--direction must be up, down or both"),
+        ({"started_at": 1e12}, "'started_at' must be a time between 1970 and 2100"),
+    ):
+        with pytest.raises(UsageError) as refused:
+            result_from_document({**real, **broken}, "junk.json")
+        message = str(refused.value)
+        assert said in message and message.startswith("junk.json is not an sshbench run export") and "\n" not in message

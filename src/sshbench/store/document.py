@@ -85,6 +85,9 @@ def write(result: RunResult, path: str | os.PathLike[str]) -> None:
         raise RunError(f"cannot write {target}: {err.strerror}") from None
 
 
+LATEST_TIME = 4_102_444_800  # 2100-01-01: a run's times beyond it are junk, and beyond 9999 they break every date
+
+
 def result_from_document(doc: object, source: str) -> RunResult:
     """A RunResult from the JSON export document; UsageError (one line) when it is not one."""
 
@@ -114,8 +117,10 @@ def result_from_document(doc: object, source: str) -> RunResult:
         check_environment(doc["environment"])
         if isinstance(doc.get("target"), dict):
             check_target(doc["target"])
-        if not math.isfinite(doc["started_at"]):
-            raise bad("'started_at' must be a finite number")
+        for key in ("started_at", "finished_at"):  # shown as dates: Python's dates end at year 9999
+            when = doc.get(key)
+            if when is not None and not (math.isfinite(when) and 0 <= when < LATEST_TIME):
+                raise bad(f"'{key}' must be a time between 1970 and 2100 (seconds since the epoch)")
         trials = []
         for index, data in enumerate(doc["trials"]):
             if not isinstance(data, dict):
@@ -147,8 +152,13 @@ def result_from_document(doc: object, source: str) -> RunResult:
         else:  # a `run --json` file: the combinations that were measured, in order
             combos = list(dict.fromkeys(t.combination for t in trials if t.kind == TrialKind.TRANSFER))
         status = doc["status"] if doc["status"] in ("complete", "interrupted", "failed") else "interrupted"
+        settings = settings_from(doc["settings"], "settings.")
+        try:
+            settings.axes  # noqa: B018  # the axes every report reads: refused here, not as a traceback there
+        except UsageError as err:
+            raise bad(f"settings: {err}") from None
         return RunResult(
-            settings=settings_from(doc["settings"], "settings."),
+            settings=settings,
             environment=doc["environment"],
             target=doc["target"] if isinstance(doc.get("target"), dict) else {},
             combinations=combos,
