@@ -169,6 +169,9 @@ class RunSettings:
     # commands). `remedy_builds`: the last --ssh (and --sshd) build was added by it (HPN-SSH found), not the user.
     remedies: str = "off"
     remedy_builds: bool = False
+    # `sshbench check` (model/gate.py): NEW slower than OLD by more than this fails it; --runs auto then adds rounds
+    # until the check is decided rather than the ranking's pairs. None: a run, not a check.
+    check_threshold: float | None = None
 
     def remedies_on(self) -> bool:
         """Whether the run adds the rows that measure what would help (measure.remedies)."""

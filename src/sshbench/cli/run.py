@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import (
@@ -122,12 +123,17 @@ def cmd_run_presets(args: argparse.Namespace, out: Console, err: Console) -> int
     return worst
 
 
-def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Console) -> int:
-    # The results store: opened (and --resume checked) before anything is measured.
-    check_writable(args.json)  # before anything is measured, not after
-    recorder = RunRecorder.for_run(args.db, args.resume, typed=given)
-    # The run's spec, made and checked once: a resumed run's stored settings, else the options given.
-    spec = RunSpec.check(recorder.settings or settings_from_args(args))
+def measure(
+    args: argparse.Namespace,
+    spec: RunSpec,
+    recorder: RunRecorder,
+    err: Console,
+    finish: Callable[[RunResult, Console], None],
+    stream: JsonStream | None = None,
+    notices: list[str] | None = None,
+) -> tuple[RunResult, bool]:
+    """The run of `spec` with its progress bar, each trial into the store as it finishes; `finish` adds to the
+    result before it is saved (a Ctrl-C there saves the run first). (the result, whether it was stored)."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -140,8 +146,6 @@ def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Consol
         disable=not err.is_terminal,  # into a pipe or file the bar is no use (it left one blank line there)
     )
     task = progress.add_task("trials", total=None)
-
-    stream = JsonStream(sys.stdout) if args.json_stream else None
 
     def on_plan(total: int) -> None:
         progress.update(task, total=total)
@@ -162,20 +166,31 @@ def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Consol
             )
 
     runner = Runner(spec, on_trial=on_trial, on_plan=on_plan, resume_from=recorder.resume_from)
-    if recorder.settings is None:  # options that do nothing here say so (a resumed run's were said)
-        runner.result.notices.extend(run_notices.check(args, given, spec.settings))
+    runner.result.notices.extend(notices or [])  # options that do nothing here (a resumed run's were said)
     recorder.started(runner.result)
     with progress:
         result: RunResult = runner.run()
     interrupted: BaseException | None = None
     try:
         if result.trials or result.environment:
-            _check_conclusion(result, err)  # before the run is saved: the check is part of its record
+            finish(result, err)  # before the run is saved: what it adds is part of its record
     except BaseException as e:  # Ctrl-C during the check: the run is saved first, then the interrupt goes on
         interrupted = e
     stored = recorder.finished(result, err)
     if interrupted is not None:
         raise interrupted
+    return result, stored
+
+
+def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Console) -> int:
+    # The results store: opened (and --resume checked) before anything is measured.
+    check_writable(args.json)  # before anything is measured, not after
+    recorder = RunRecorder.for_run(args.db, args.resume, typed=given)
+    # The run's spec, made and checked once: a resumed run's stored settings, else the options given.
+    spec = RunSpec.check(recorder.settings or settings_from_args(args))
+    stream = JsonStream(sys.stdout) if args.json_stream else None
+    notices = run_notices.check(args, given, spec.settings) if recorder.settings is None else []
+    result, stored = measure(args, spec, recorder, err, _check_conclusion, stream, notices)
     if stream is not None:
         stream.end(result)
     elif result.trials or result.environment:

@@ -342,12 +342,13 @@ def parse_runs(text: str | int | None) -> int | None:
     return value
 
 
-def given_options(argv: list[str]) -> set[str]:
-    """The `run` options the user typed, by their destinations (a preset fills in only the others; --resume refuses
-    measurement options): `argv` parsed again with every default suppressed, so that only given options appear,
-    even those typed with their default's value."""
-    parser = make_parser([lambda sub: add_run_options(sub.add_parser("run"))])
-    run_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
+def given_options(
+    argv: list[str], command: str = "run", add_options: Callable[[argparse.ArgumentParser], None] = add_run_options
+) -> set[str]:
+    """The options the user typed (`check` passes its own command and options), by their destinations (a preset fills in
+    only the others; --resume refuses measurement options): `argv` parsed again with every default suppressed."""
+    parser = make_parser([lambda sub: add_options(sub.add_parser(command))])
+    run_parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     for action in run_parser._actions:
         action.default = argparse.SUPPRESS
     return set(vars(parser.parse_args(argv))) - {"command"}

@@ -20,7 +20,7 @@ from sshbench.measure.calibration import (
     steady_size,
 )
 from sshbench.measure.plan import ScheduledTrial, handshake_combinations, measured_round
-from sshbench.model import factor_ranking, summary
+from sshbench.model import factor_ranking, gate, summary
 from sshbench.model import statistics as stats
 from sshbench.results import NO_STEADY_PART, Combination, Trial, TrialKind
 from sshbench.settings import RunSettings
@@ -183,14 +183,23 @@ def next_round(
     """--runs auto: a round of the rows still undecided against a neighbour (statistics.combinations_needing_rounds),
     while one fits in `budget` (the end-of-run baselines' seconds and the why reserve kept back); where the whole
     round no longer fits, one of the rows the answer needs alone (calibration.adaptive_round)."""
-    rankings = summary.rankings(trials, settings.tie)
-    needing = [c for r in rankings.values() for c in stats.combinations_needing_rounds(r)]
+    if settings.check_threshold is not None:  # `sshbench check`: every row, until the check's decision is made
+        if gate.rounds_decided(trials, settings.check_threshold):
+            return NextRound(None, "the check is decided")
+        needing = sorted(summary.rates_by_round(trials))
+    else:
+        rankings = summary.rankings(trials, settings.tie)
+        needing = [c for r in rankings.values() for c in stats.combinations_needing_rounds(r)]
     if not needing:
         return NextRound(None, "every pair is decided")
     if rounds_run >= MAX_AUTO_ROUNDS:
         return NextRound(None, f"{MAX_AUTO_ROUNDS} rounds is the most --runs auto runs")
     # A cipher x MAC run's answer is by factor (model/factor_ranking.py): the rows that narrow its edges most.
-    answer = factor_ranking.rows_to_narrow(trials, settings.tie) or summary.rows_the_answer_needs(trials, settings.tie)
+    answer = (
+        needing
+        if settings.check_threshold is not None
+        else factor_ranking.rows_to_narrow(trials, settings.tie) or summary.rows_the_answer_needs(trials, settings.tie)
+    )
     chosen = adaptive_round(needing, answer,
                             budget.rounds_time_left(trials), lambda combos: round_cost(trials, combos),
                             answer_extra_s=budget.why_spare(trials))  # fmt: skip
@@ -202,7 +211,13 @@ def next_round(
 
 def adaptive_notice(trials: list[Trial], settings: RunSettings, rounds_run: int, reason: str, answer_only: int) -> str:
     """The line that says how many rounds `--runs auto` ran, why it stopped, and what stayed undecided."""
-    left = sum(len(stats.undecided_pairs(r)) for r in summary.rankings(trials, settings.tie).values())
+    left = (
+        0
+        if settings.check_threshold is not None
+        else sum(  # a check decides its own (model/gate.py)
+            len(stats.undecided_pairs(r)) for r in summary.rankings(trials, settings.tie).values()
+        )
+    )
     narrowed = f" ({answer_only} of them for the fastest group's undecided pairs alone)" if answer_only else ""
     return f"--runs auto: {rounds_run} rounds{narrowed}, stopped: {reason}" + (
         f" ({left} pair(s) undecided)" if left else ""
