@@ -80,7 +80,7 @@ def check(args: list[str], db: Path, out: Path) -> dict:
     found: dict = {"exit": proc.returncode, "wall": wall}
     try:
         gate = json.loads(out.read_text())["environment"]["check"]
-        found.update(gate["overall"], method=gate["method"])
+        found.update(gate["overall"], method=gate["method"], reference_ratio=gate.get("reference_ratio"))
     except (OSError, ValueError, KeyError):
         found["stderr"] = proc.stderr.strip().splitlines()[-1:] or [""]
     return found
@@ -112,7 +112,8 @@ def main() -> int:
     parser.add_argument("--stored", type=int, default=20)
     parser.add_argument("--power", type=int, default=10)
     parser.add_argument("--stored-power", type=int, default=3)
-    parser.add_argument("--quota", type=float, default=0.7, help="the slow sshd's first quota, in cores")
+    parser.add_argument("--quota", type=float, default=0.7, help="the slow sshd's (first) quota, in cores")
+    parser.add_argument("--keep", metavar="DIR", help="copy the checks' databases into DIR at the end")
     opts = parser.parse_args()
     if os.geteuid() != 0:
         print("bench/gate.py: root needed (a CPU quota on the slow sshd)", file=sys.stderr)
@@ -124,6 +125,7 @@ def main() -> int:
         copy = tmp / "sshd"
         shutil.copy2(SSHD, copy)
         slow = slow_wrapper(tmp, cg, procs)
+        set_quota(cg, opts.quota)
         db = tmp / "side.db"
         aa = []
         for i in range(opts.aa):
@@ -161,7 +163,7 @@ def main() -> int:
             for i in range(opts.stored):
                 st.append(check(["--against", "latest"], stored_db, tmp / "s.json"))
                 line("stored A/A", i, st[-1])
-                print(f"    {st[-1].get('method', '')}", flush=True)
+                print(f"    raw TCP NEW/OLD {st[-1].get('reference_ratio')}; {st[-1].get('method', '')}", flush=True)
             results.append(summary("stored-run A/A", st))
         if opts.stored_power:
             power_db = tmp / "stored-power.db"
@@ -173,6 +175,10 @@ def main() -> int:
                 print(f"    {sp[-1].get('method', '')}", flush=True)
             results.append(summary("stored-run power", sp))
     finally:
+        if opts.keep:
+            Path(opts.keep).mkdir(parents=True, exist_ok=True)
+            for db in tmp.glob("*.db"):
+                shutil.copy2(db, Path(opts.keep) / db.name)
         for _ in range(50):
             try:
                 cg.rmdir()

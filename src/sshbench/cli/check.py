@@ -19,7 +19,7 @@ from sshbench.cli.run_options import add_run_options, check_args, given_options,
 from sshbench.errors import SshbenchError, UsageError
 from sshbench.host.osfiles import atomic_write
 from sshbench.measure.spec import RunSpec
-from sshbench.model import gate
+from sshbench.model import gate, gate_stored
 from sshbench.openssh import builds
 from sshbench.report import check as check_report
 from sshbench.report import json_export
@@ -128,9 +128,14 @@ def _overrides(args: argparse.Namespace, given: set[str], stored: RunSettings) -
     return replace(stored, **{n: getattr(fresh, n) for n in changed}, seed=fresh.seed)
 
 
+def _is_file(ref: str) -> bool:
+    """--against names a `run --json` file (else a run of the store: an id or 'latest')."""
+    return ref.endswith(".json") or (Path(ref).is_file() and not ref.isdigit() and ref != "latest")
+
+
 def _load_reference(ref: str, store: Store) -> RunResult:
     path = Path(ref)
-    if ref.endswith(".json") or (path.is_file() and not ref.isdigit()):
+    if _is_file(ref):
         try:
             document = json.loads(path.read_text())
         except OSError as e:
@@ -174,24 +179,22 @@ def _setup(run: RunResult) -> tuple:
 def _side_by_side_names(
     result: RunResult, compared: list[str]
 ) -> tuple[dict[str, str], dict[str, str], tuple[str, str]]:
+    """Each compared field's OLD and NEW value (build labels, link names), and OLD and NEW in words."""
     found = result.environment.get("builds") or {}
     old: dict[str, str] = {}
     new: dict[str, str] = {}
-    names: tuple[list[str], list[str]] = ([], [])
+    words: tuple[list[str], list[str]] = ([], [])
     for option in compared:
-        if option in ("--ssh", "--sshd"):
-            side = option[2:]
-            labels = [b["label"] for b in found.get(side) or []]
-            if len(labels) != 2:
-                continue
-            old[f"{side}_build"], new[f"{side}_build"] = labels
+        side = option.removeprefix("--")  # ssh | sshd | link
+        if side == "link":
+            field, values = "link", [p.name for p in result.settings.axes.links]
         else:
-            links = [p.name for p in result.settings.axes.links]
-            old["link"], new["link"] = links
-            side = "link"
-        names[0].append(f"{side} {old[f'{side}_build' if side != 'link' else 'link']}")
-        names[1].append(f"{side} {new[f'{side}_build' if side != 'link' else 'link']}")
-    return old, new, (", ".join(names[0]), ", ".join(names[1]))
+            field, values = f"{side}_build", [b["label"] for b in found.get(side) or []]
+        if len(values) == 2:
+            old[field], new[field] = values
+            words[0].append(f"{side} {values[0]}")
+            words[1].append(f"{side} {values[1]}")
+    return old, new, (", ".join(words[0]), ", ".join(words[1]))
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -206,6 +209,11 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if reference is not None:
         settings = _overrides(args, given, reference.settings)
         compared: list[str] = []
+        if builds.sweeps(settings.sshd) or builds.sweeps(settings.ssh) or len(settings.axes.links) > 1:
+            raise UsageError(
+                "--against compares one set-up with a stored run: give one --ssh, --sshd and --link (two of one, "
+                "without --against, compare them side by side)"
+            )
     else:
         settings = settings_from_args(args)
         if "budget" not in given:
@@ -221,11 +229,14 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def decide(result: RunResult, _err: Console) -> None:
         if reference is not None:
-            spread = gate.scatter(_history(recorder.store, reference, result.run_id))
-            names = (f"run {reference.run_id}" if reference.run_id else os.path.basename(args.against), "this run")
+            history = _history(recorder.store, reference, result.run_id)
+            names = (
+                os.path.basename(args.against) if _is_file(args.against) else f"run {reference.run_id}",
+                "this run",
+            )
             if result.run_id:
                 names = (names[0], f"run {result.run_id}")
-            found = gate.against(result, reference, args.threshold, spread, names)
+            found = gate_stored.against(result, reference, args.threshold, history, names)
         else:
             old, new, names = _side_by_side_names(result, compared)
             found = gate.side_by_side(result.trials, old, new, args.threshold, names)
