@@ -110,3 +110,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
     code, out, err = check(tmp_path, *args)
     assert code == 2, out + err
     assert says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_help_names_the_exit_codes_and_the_threshold() -> None:
+    done = run_cli("check", "--help")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "(default 5%: docs/check.md says why)" in text and "3 could not tell" in text

@@ -45,7 +45,7 @@ DERIVED = {
     "no_warm": ("warm",),
 }
 EPILOG = """exit codes:
-  0    no regression shown (NEW's estimate is within --threshold of OLD's)
+  0    no regression shown: NEW not decided slower than OLD by more than --threshold
   1    a regression decided: NEW slower than OLD by more than --threshold, the 95% interval beyond it
   2    bad input, refused before anything is measured
   3    could not tell: NEW decided slower, its estimate beyond --threshold, but its interval reaches above
@@ -78,7 +78,7 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
         type=parse_threshold,
         default=gate.DEFAULT_THRESHOLD,
         metavar="PCT",
-        help=f"a slowdown beyond this fails (default {gate.DEFAULT_THRESHOLD:.0%}: docs/check.md says why)",
+        help=f"a slowdown beyond this fails (default {gate.DEFAULT_THRESHOLD:.0%}%: docs/check.md says why)",
     )
     p.add_argument(
         "--inconclusive",

@@ -60,7 +60,8 @@ def _wrapped(text: str, indent: str = "  ") -> list[str]:
 def lines(result: GateResult, inconclusive: str | None = None) -> list[str]:
     """What `check` prints on stdout (at most WIDTH columns): the header, a line per row, all rows together, how the
     intervals were made, the decision and its exit code."""
-    rows = [*result.rows, replace(result.overall, label=f"{result.overall.label} ({len(result.rows)})")]
+    by_rate = sorted(result.rows, key=lambda r: -(r.old_mib_s or 0.0))  # OLD's fastest row first
+    rows = [*by_rate, replace(result.overall, label=f"{result.overall.label} ({len(result.rows)})")]
     width = max(len(_short(r.label)) for r in rows)
     out = _wrapped(header(result), "")
     out.append(f"  {'row':<{width}}  {'OLD -> NEW MiB/s':>16}  {'NEW/OLD (95% CI)':>20}  decision")
