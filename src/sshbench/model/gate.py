@@ -30,7 +30,6 @@ from dataclasses import asdict, dataclass, field, replace
 
 from sshbench.model import intervals, summary
 from sshbench.model import statistics as stats
-from sshbench.model.blocks import t_quantile
 from sshbench.results import Combination, Trial
 
 DEFAULT_THRESHOLD = 0.05  # docs/check.md: A/A checks here scatter +-8-10% (95%) for all rows together
@@ -106,6 +105,13 @@ def decide(
     return COULD_NOT_TELL if ratio < floor and (slower or uninformative) else NO_REGRESSION
 
 
+def t_value(confidence: float, df: float) -> float:
+    """Student's t for a Satterthwaite df: rounded down (only wider), at most 1000 (1.962 at 95%, the normal's 1.960).
+    intervals.t_critical, not blocks.t_quantile: `sshbench run` imports this module, and numpy/scipy only load where a
+    model is fitted (tests/test_ranking_model.py)."""
+    return intervals.t_critical(confidence, max(1, min(1000, math.floor(df))))
+
+
 def checked(
     label: str,
     log_ratio: float,
@@ -118,11 +124,11 @@ def checked(
     ratio = math.exp(log_ratio)
     if not se > 0 or not math.isfinite(se):  # no spread: no interval (one round), nothing decided
         return Checked(label, ratio, None, None, decide(ratio, None, None, threshold), confidence=confidence)
-    half = t_quantile(confidence, max(df, 1.0)) * se
+    half = t_value(confidence, df) * se
     low, high = math.exp(log_ratio - half), math.exp(log_ratio + half)
     within_high = None
     if within is not None and within[0] > 0 and math.isfinite(within[0]):
-        within_high = math.exp(log_ratio + t_quantile(confidence, max(within[1], 1.0)) * within[0])
+        within_high = math.exp(log_ratio + t_value(confidence, within[1]) * within[0])
     return Checked(label, ratio, low, high, decide(ratio, low, high, threshold, within_high), confidence=confidence)
 
 
@@ -190,9 +196,8 @@ def side_by_side(
         result.overall = checked("all rows", c.estimate, c.se, c.df, threshold, CONFIDENCE)
         for o, n in pairs:
             rc = model.contrast({n: 1.0, o: -1.0})
-            result.rows.append(
-                _with_rates(checked(row_label(o), rc.estimate, rc.se, rc.df, threshold, family), rates, o, n)
-            )
+            label = row_label(_blank(o, list(old)))
+            result.rows.append(_with_rates(checked(label, rc.estimate, rc.se, rc.df, threshold, family), rates, o, n))
     else:
         result.method = "each round's log ratio NEW/OLD, paired by round (Student t)"
         if rejected:
@@ -202,7 +207,9 @@ def side_by_side(
             for r in rates[o].keys() & rates[n].keys():
                 per_round.setdefault(r, []).append(math.log(rates[n][r] / rates[o][r]))
             est = intervals.paired_ratio_ci(rates[n], rates[o], family)
-            row = Checked(row_label(o), est.ratio, est.low, est.high, NO_REGRESSION, confidence=family)
+            row = Checked(
+                row_label(_blank(o, list(old))), est.ratio, est.low, est.high, NO_REGRESSION, confidence=family
+            )
             if est.n_pairs >= intervals.MIN_PAIRS and est.low < est.high:
                 row = replace(row, decision=decide(est.ratio, est.low, est.high, threshold))
             else:  # too few paired rounds for an interval

@@ -62,11 +62,20 @@ def _log_stats(values: Sequence[float]) -> tuple[float, float]:
     return statistics.fmean(logs), (statistics.variance(logs) / len(logs) if len(logs) >= 2 else math.inf)
 
 
-def _by_round(run: RunResult, kind: TrialKind = TrialKind.TRANSFER) -> dict[Combination, dict[int, float]]:
+def _by_round(
+    run: RunResult, kind: TrialKind = TrialKind.TRANSFER, any_link: bool = False
+) -> dict[Combination, dict[int, float]]:
+    """Each row's MiB/s by round, keyed across runs: build labels left out, and the link where `any_link` (each run
+    has one: `--against RUN --link NEW` compares the same rows over another link)."""
     out: dict[Combination, dict[int, float]] = {}
     for combo, by_round in summary.rates_by_round(run.trials, kind).items():
-        out.setdefault(gate.row_key(combo), {}).update(by_round)
+        key = gate.row_key(combo)
+        out.setdefault(replace(key, link="") if any_link else key, {}).update(by_round)
     return out
+
+
+def _one_link(run: RunResult) -> bool:
+    return len({t.combination.link for t in run.trials}) == 1
 
 
 def _level(rates: dict[Combination, dict[int, float]], rows: list[Combination]) -> tuple[float, float]:
@@ -82,7 +91,8 @@ def _level(rates: dict[Combination, dict[int, float]], rows: list[Combination]) 
 
 def change(new: RunResult, old: RunResult) -> Change | None:
     """What changed from `old` to `new` (None: no common row)."""
-    new_rates, old_rates = _by_round(new), _by_round(old)
+    any_link = _one_link(new) and _one_link(old)
+    new_rates, old_rates = _by_round(new, any_link=any_link), _by_round(old, any_link=any_link)
     common = sorted(new_rates.keys() & old_rates.keys())
     if not common:
         return None
@@ -92,8 +102,8 @@ def change(new: RunResult, old: RunResult) -> Change | None:
         rows.append((key, a - b, va + vb, statistics.median(old_rates[key].values()), statistics.median(new_rates[key].values())))  # fmt: skip
     (a, va), (b, vb) = _level(new_rates, common), _level(old_rates, common)
     found = Change(rows, a - b, va + vb)
-    new_tcp = [v for vs in _by_round(new, TrialKind.RAW_TCP).values() for v in vs.values()]
-    old_tcp = [v for vs in _by_round(old, TrialKind.RAW_TCP).values() for v in vs.values()]
+    new_tcp = [v for vs in _by_round(new, TrialKind.RAW_TCP, any_link).values() for v in vs.values()]
+    old_tcp = [v for vs in _by_round(old, TrialKind.RAW_TCP, any_link).values() for v in vs.values()]
     if len(new_tcp) >= 2 and len(old_tcp) >= 2:
         (a, va), (b, vb) = _log_stats(new_tcp), _log_stats(old_tcp)
         found = replace(found, reference=a - b, reference_variance=va + vb)
