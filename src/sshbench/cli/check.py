@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sshbench.cli.common import check_writable
+from sshbench.cli.common import check_writable, parse_percentage
 from sshbench.cli.run import measure
 from sshbench.cli.run_options import add_run_options, check_args, given_options, settings_from_args
 from sshbench.errors import SshbenchError, UsageError
@@ -90,14 +90,7 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_threshold(text: str) -> float:
-    number = text.strip().removesuffix("%").strip()
-    try:
-        value = float(number) / 100.0
-    except ValueError:
-        raise UsageError(f"--threshold {text!r} is not a percentage (e.g. 5%)") from None
-    if not 0.0 <= value < 0.5 or value != value:
-        raise UsageError(f"--threshold {text!r}: must be from 0% to below 50%")
-    return value
+    return parse_percentage(text, "--threshold", "5%", 0.5, below=True)
 
 
 def _compared(settings: RunSettings) -> list[str]:
@@ -157,7 +150,9 @@ def _history(store: Store, reference: RunResult, exclude: int | None) -> list[tu
         if r.hostname == host and r.status == "complete" and r.id != exclude and r.kind == "throughput"
     ][-HISTORY_RUNS * 3 :]
     same: list[RunResult] = []
-    for stored in candidates:
+    for stored in reversed(candidates):  # the newest first: no more runs loaded (with their trials) than are kept
+        if len(same) == HISTORY_RUNS:
+            break
         try:
             run = store.load_result(stored.id)
         except SshbenchError:
@@ -167,7 +162,7 @@ def _history(store: Store, reference: RunResult, exclude: int | None) -> list[tu
         if (run.environment.get(CHECK_KEY) or {}).get("decision") == gate.REGRESSION:
             continue
         same.append(run)
-    same = same[-HISTORY_RUNS:]
+    same.reverse()
     return list(zip(same, same[1:], strict=False))
 
 
@@ -232,10 +227,8 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
             history = _history(recorder.store, reference, result.run_id)
             names = (
                 os.path.basename(args.against) if _is_file(args.against) else f"run {reference.run_id}",
-                "this run",
+                f"run {result.run_id}" if result.run_id else "this run",
             )
-            if result.run_id:
-                names = (names[0], f"run {result.run_id}")
             found = gate_stored.against(result, reference, args.threshold, history, names)
         else:
             old, new, names = _side_by_side_names(result, compared)

@@ -115,3 +115,16 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     """`--wide` and `-q` of `run` and `report`: every column, or the conclusion block only."""
     parser.add_argument("--wide", action="store_true", help="the table with every column (default: what fits)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the conclusion block")
+
+
+def parse_percentage(text: str, option: str, example: str, most: float, below: bool = False) -> float:
+    """`5%` (or `5`, or `0.5%`) as a fraction, for `option` (`--tie`, `--threshold`); UsageError unless from 0 to
+    `most` (`below`: strictly under it)."""
+    number = text.strip().removesuffix("%").strip()
+    try:
+        value = float(number) / 100.0
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a percentage (e.g. {example})") from None
+    if not (0.0 <= value < most if below else 0.0 <= value <= most) or value != value:
+        raise UsageError(f"{option} {text!r}: must be from 0% to {'below ' if below else ''}{most:.0%}")
+    return value

@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import fields
 
 from sshbench.axis_values import comma_list
-from sshbench.cli.common import add_db_option, add_output_options, add_ssh_config_option, add_sshd_option
+from sshbench.cli.common import (
+    add_db_option,
+    add_output_options,
+    add_ssh_config_option,
+    add_sshd_option,
+    parse_percentage,
+)
 from sshbench.cli.parser import make_parser
 from sshbench.errors import UsageError
 from sshbench.links import parse_links
@@ -303,14 +309,7 @@ def _check_tools(text: str) -> None:
 
 def parse_tie(text: str) -> float:
     """`--tie 3%` (or `3`, or `0.5%`) as a fraction; UsageError unless a percentage from 0 to 50%."""
-    number = text.strip().removesuffix("%").strip()
-    try:
-        value = float(number) / 100.0
-    except ValueError:
-        raise UsageError(f"--tie {text!r} is not a percentage (e.g. 3%)") from None
-    if not 0.0 <= value <= MAX_TIE or value != value:
-        raise UsageError(f"--tie {text!r}: must be from 0% to {MAX_TIE:.0%}")
-    return value
+    return parse_percentage(text, "--tie", "3%", MAX_TIE)
 
 
 def parse_duration(text: str) -> float:

@@ -113,7 +113,14 @@ def change(new: RunResult, old: RunResult) -> Change | None:
 def scatter(history: Sequence[tuple[RunResult, RunResult]], by_reference: bool = False) -> Scatter:
     """The run-to-run scatter of all rows together from stored (earlier, later) pairs of runs of one set-up, beyond
     their within-run variance; PRIOR_SCATTER below MIN_HISTORY pairs (with the reference: pairs that have it)."""
-    found = [c for a, b in history if (c := change(b, a)) is not None]
+    return _scatter(_changes(history), by_reference)
+
+
+def _changes(history: Sequence[tuple[RunResult, RunResult]]) -> list[Change]:
+    return [c for a, b in history if (c := change(b, a)) is not None]
+
+
+def _scatter(found: Sequence[Change], by_reference: bool) -> Scatter:
     moved = [c.divided(by_reference) for c in found if not by_reference or c.reference is not None]
     moved = [(d, v) for d, v in moved if math.isfinite(v)]
     if len(moved) < MIN_HISTORY:
@@ -126,10 +133,11 @@ def choose(found: Change, history: Sequence[tuple[RunResult, RunResult]]) -> tup
     """Whether to divide by the raw TCP control (the module's docstring): [True], [False], or both ([False, True],
     where the store cannot tell yet which scatters less: a regression must then show either way); the scatter that
     goes with it, and why, in words."""
-    plain = scatter(history)
+    stored = _changes(history)  # each pair's change once, for both scatters
+    plain = _scatter(stored, by_reference=False)
     if found.reference is None:
         return [False], plain, f"not divided by {RAW_TCP} (not measured in both runs)"
-    divided = scatter(history, by_reference=True)
+    divided = _scatter(stored, by_reference=True)
     if plain.pairs and divided.pairs:
         if divided.sd < plain.sd:
             return [True], divided, f"divided by {RAW_TCP} (stored pairs: {divided.sd:.1%} divided, {plain.sd:.1%} not)"
