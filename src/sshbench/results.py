@@ -264,6 +264,10 @@ class Trial:
     # -P N: how many of this machine's cores were busy (every process, ours and others') while the streams
     # moved data (from the start barrier's release, else the first start, to the last end); /proc/stat
     machine_busy_cores: float | None = None
+    # The cores other processes than this sshbench's used while the trial ran, and the busiest of them in words
+    # (sshbench.host.neighbours: "another sshbench measurement (pid 123) 0.98 core"). None: not read (older runs).
+    others_cores: float | None = None
+    others_busiest: str | None = None
     # The server's wall clock when its reader ended (pipe tool): lines parallel streams up; kept in per_stream.
     reader_ended_at: float | None = field(default=None, repr=False)
     # Rekeys (sshbench.measure.rekey; docs/clock.md "Rekeys"): how many this connection's `ssh -v` logged; the data between

@@ -19,6 +19,7 @@ from sshbench.baselines import sensitivity
 from sshbench.errors import SshbenchError
 from sshbench.model import factor_ranking, summary
 from sshbench.model import statistics as stats
+from sshbench.model.disturbed import disturbed_rounds
 from sshbench.model.summary import Summary
 from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, shown_apart, swept_setup
 from sshbench.security import policy as policies
@@ -52,6 +53,7 @@ def _compute(result: RunResult) -> Answer | None:
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
         factors=factor_ranking.factor_answer(result),
+        disturbed=disturbed_rounds(result.trials),
     )
     kex_apart([*answer.fastest, *answer.equivalent])
     _default(answer, result, rows, fastest[0])

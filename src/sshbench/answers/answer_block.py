@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sshbench.baselines.bottleneck import LIMITS
+from sshbench.model.disturbed import DisturbedRound, disturbed_line
 from sshbench.model.factor_ranking import FactorAnswer, FactorGroups
 from sshbench.model.summary import Summary
 from sshbench.results import IMPLICIT_MAC, Combination, short_name, swept_setup
@@ -103,6 +104,7 @@ class Answer:
     advice: str | None = None  # what to run for a decision
     pair: tuple[str, str] = ("openssh", "openssh")
     factors: FactorAnswer | None = None  # a cipher x MAC run: the fastest cipher and MAC by factor
+    disturbed: list[DisturbedRound] = field(default_factory=list)  # rounds other processes' CPU disturbed
 
     @property
     def default_is_fastest(self) -> bool:
@@ -173,6 +175,8 @@ class Answer:
         if self.advice:  # "undecided: <pairs>; <what would decide>": two lines, to fit 100 columns
             head, _, rest = self.advice.partition("; ")
             out += [f"  {head}", *([f"    {rest}"] if rest else [])]
+        if (disturbed := disturbed_line(self.disturbed)) is not None:
+            out.append(f"  {disturbed}")
         return out
 
     def _order_note(self) -> str | None:
@@ -239,6 +243,7 @@ class Answer:
             "undecided": self.undecided,
             "advice": self.advice,
             "factors": None if self.factors is None else self.factors.to_json(),
+            "disturbed": [r.to_json() for r in self.disturbed],
             "lines": self.lines(),
         }
 

@@ -34,6 +34,18 @@ def add_sshd_option(parser: argparse.ArgumentParser, help: str = SSHD_HELP, buil
     parser.add_argument("--sshd", metavar=SSHD_SWEEP_METAVAR if builds else "PATH", help=help)
 
 
+def add_wait_option(parser: argparse.ArgumentParser) -> None:
+    """A command that measures: it holds this machine's measurement lock while it runs (host/measuring.py, taken in
+    cli/main.py), waiting for another measurement unless --no-wait."""
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another sshbench measurement is running on this machine, refuse at once (exit 2) instead of "
+        "waiting for it to end (two at once measure each other's load)",
+    )
+    parser.set_defaults(measures=True)
+
+
 def write_output(text: str | bytes, path: str | None, out: Console) -> None:
     """To FILE atomically (temp file renamed into place), or to standard output."""
     if path is None:

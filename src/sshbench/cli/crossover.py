@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from sshbench.cli.common import add_db_option, check_writable, check_writable_dir, write_output
+from sshbench.cli.common import add_db_option, add_wait_option, check_writable, check_writable_dir, write_output
 from sshbench.links import LinkProfile, parse_rate
 from sshbench.links.namespaces import require_support
 from sshbench.measure.crossover import GRID_POINTS, CrossoverSpec, MeasuredRate, search
@@ -26,6 +26,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     cross.set_defaults(handler=cmd_crossover)
     add_db_option(cross)
+    add_wait_option(cross)
     cross.add_argument("--payload", default="text", help="random, zero or text (default text)")
     cross.add_argument("--file", metavar="PATH", help="your own payload instead (never modified)")
     cross.add_argument("--cipher", default="aes128-gcm@openssh.com", help="cipher (default aes128-gcm@openssh.com)")

@@ -15,7 +15,14 @@ from rich.console import Console
 
 from sshbench import __version__
 from sshbench.algorithms.select import select
-from sshbench.cli.common import add_db_option, add_ssh_config_option, add_sshd_option, check_writable, write_output
+from sshbench.cli.common import (
+    add_db_option,
+    add_ssh_config_option,
+    add_sshd_option,
+    add_wait_option,
+    check_writable,
+    write_output,
+)
 from sshbench.errors import Interrupted, RunError, UsageError
 from sshbench.host import environment
 from sshbench.host.cleanup import Cleanup, signals_raise
@@ -52,6 +59,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_sshd_option(p)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per echo test (default 120)")
     add_db_option(p)
+    add_wait_option(p)
     p.set_defaults(handler=cmd_latency)
 
 

@@ -15,6 +15,7 @@ from sshbench.cli import algorithms, check, completion, crossover, fleet, latenc
 from sshbench.cli.common import check_common
 from sshbench.cli.parser import make_parser
 from sshbench.errors import Interrupted, SshbenchError
+from sshbench.host.measuring import one_measurement
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
 COMMAND_GROUPS = (run, check, latency, algorithms, store, security, crossover, fleet, completion)
@@ -44,7 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         check_common(parser, args)
         args.argv = argv
         args.parser = parser  # the whole command line, which `completion` describes
-        return int(args.handler(args, out, err))
+        if not getattr(args, "measures", False):
+            return int(args.handler(args, out, err))
+        # one measurement at a time on this machine (host/measuring.py): two side by side measure each other
+        say = lambda line: err.print(f"sshbench: {line}", markup=False, highlight=False)
+        with one_measurement(args.command, wait=not args.no_wait, say=say):
+            return int(args.handler(args, out, err))
     except SshbenchError as e:
         err.print(f"sshbench: error: {e}", markup=False, highlight=False)
         return e.exit_code

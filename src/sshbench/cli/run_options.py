@@ -15,6 +15,7 @@ from sshbench.cli.common import (
     add_output_options,
     add_ssh_config_option,
     add_sshd_option,
+    add_wait_option,
     parse_percentage,
 )
 from sshbench.cli.parser import make_parser
@@ -164,6 +165,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
         "(docs/results-json.md); the human report is not printed",
     )
+    add_wait_option(run)
     add_ssh_config_option(run)
     run.add_argument(
         "--ssh",

@@ -224,6 +224,11 @@ def adaptive_notice(trials: list[Trial], settings: RunSettings, rounds_run: int,
     )
 
 
+# A trial that spans a pause (host/pauses) runs again at once up to this many times: a machine that keeps stopping
+# sshbench leaves the row's round short (said by its missing trial) rather than the run without an end.
+PAUSED_AGAIN = 3
+
+
 def grow_after(
     trial: Trial,
     sizes: dict[Combination, int],

@@ -9,58 +9,35 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from sshbench.baselines import aesni
 from sshbench.baselines import hooks as baseline_hooks
 from sshbench.errors import Interrupted, RunError, SshbenchError
 from sshbench.host import placement
 from sshbench.host.cleanup import Cleanup, signals_raise
-from sshbench.host.leftovers import clean_leftovers
+from sshbench.host.pauses import paused, watch_continues
 from sshbench.measure import clock, rounds
 from sshbench.measure.budget import END_RESERVE_S, Budget
 from sshbench.measure.calibration import PROBE_ATTEMPTS, Calibration, Reserve
-from sshbench.measure.executors import Executors, ExecutorSet, TrialContext, probe_rekeys
+from sshbench.measure.executors import ExecutorSet, TrialContext
 from sshbench.measure.payload import PROBE_SIZE
 from sshbench.measure.plan import ScheduledTrial, handshake_combinations, kex_handshakes, schedule
-from sshbench.measure.rekey_probe import RekeyCosts
-from sshbench.measure.run_header import environment_header, payload_record
+from sshbench.measure.run_header import payload_record
+from sshbench.measure.run_parts import RunParts
 from sshbench.measure.run_plan import first_sizes, planned_rows, raw_tcp_combinations, setup_kexes
 from sshbench.measure.spec import RunSpec
-from sshbench.measure.target_set import TargetSet, start_target_set
+from sshbench.measure.target_set import TargetSet
 from sshbench.measure.trial import RunningProcess, TrialOverlay
 from sshbench.model import summary
 from sshbench.results import Combination, RunResult, Trial, TrialKind
 from sshbench.settings import RunSettings
 from sshbench.store import resume
-from sshbench.targets import cpu_quota
 from sshbench.tools import tools_for_run
 from sshbench.units import format_size
 from sshbench.why import experiment as why
 
 TrialCallback = Callable[[int, int, Trial], None]
-
-
-def _monotonic() -> float:
-    return time.monotonic()  # looked up at each call: a test's fake clock may replace time.monotonic
-
-
-def _clean_leftovers() -> list[str]:
-    return clean_leftovers() + cpu_quota.sweep_stale()  # quota groups: below leftovers' layer
-
-
-@dataclass(frozen=True)
-class RunParts:
-    """What a run is handed. The defaults are the real parts; tests/fakes.py has fakes of each."""
-
-    # Start the run's targets into the TargetSet (its settings, the cleanup, --no-aesni's client environment).
-    start_targets: Callable[[RunSettings, TargetSet, Cleanup, dict[str, str] | None], None] = start_target_set
-    executors: Callable[[TrialContext], ExecutorSet] = Executors  # each row's executor
-    clock: Callable[[], float] = _monotonic  # what --budget counts on (seconds)
-    rekey_probe: Callable[[TrialContext, list[Combination]], RekeyCosts | None] = probe_rekeys
-    why_experiment: Callable[..., dict] = why.run_experiments
-    header: Callable[..., dict] = environment_header
-    clean_leftovers: Callable[[], list[str]] = _clean_leftovers
 
 
 class Runner:
@@ -97,6 +74,7 @@ class Runner:
         # --budget counts the whole run (servers up, discovery, baselines, warm-up, calibration), so
         # that `sshbench run` with the default budget ends about a minute after it was started.
         self._started = self.parts.clock()
+        watch_continues()  # a trial that spans a SIGSTOP/SIGCONT of sshbench is measured again (host/pauses)
         if removed := self.parts.clean_leftovers():
             self.result.notices.append(f"removed leftovers of an earlier run that was killed: {', '.join(removed)}")
         cleanup = Cleanup()
@@ -368,8 +346,15 @@ class Runner:
     def _again_if_too_short(
         self, trial: Trial, item: ScheduledTrial, sizes: dict[Combination, int], index: int, total: int
     ) -> None:
-        """A measured transfer with no steady part counts for nothing: it runs again at once, bigger, in the same
-        round, so that the round keeps its rate (rounds.grow_after); a steady one sizes its row's next trials."""
+        """A trial whose clock spans a pause (host/pauses: sshbench stopped, the machine suspended, the clock stepped)
+        runs again at once, as it was (rounds.PAUSED_AGAIN times at most). A measured transfer with no steady part
+        counts for nothing: it runs again at once, bigger, in the same round, so that the round keeps its rate
+        (rounds.grow_after); a steady one sizes its row's next trials."""
+        for _ in range(rounds.PAUSED_AGAIN):
+            if not paused(trial.invalid_reason):
+                break
+            trial = self._one(item, sizes)
+            self._record(index, total, trial)
         if rounds.grow_after(trial, sizes, self.calibration.groups, self.result.trials, self.settings):
             again = self._one(item, sizes)
             self._record(index, total, again)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sshbench.compression import NO_COMPRESSION
+from sshbench.host import neighbours
 from sshbench.host.cleanup import held_stop, kill_tree
+from sshbench.host.pauses import PauseWatch
 from sshbench.measure import clock, rekey, steady
 from sshbench.measure.progress import DEFAULT_INTERVAL_S, Sampler
 from sshbench.openssh.sshlog import explain_failure, parse_ssh_log
@@ -75,6 +77,13 @@ def check_negotiated(combo: Combination, negotiated: Negotiated, setup_kex: str 
         if have != want:
             return f"negotiated {key} {have} but {want} was requested"
     return None
+
+
+def note_neighbours(trial: Trial, before: neighbours.CpuSnapshot) -> None:
+    """The CPU other processes than ours used since `before` (sshbench.host.neighbours), on the trial."""
+    found = neighbours.between(before, neighbours.snapshot(time.monotonic()))
+    if found is not None:
+        trial.others_cores, trial.others_busiest = found.cores, found.busiest
 
 
 class RunningProcess:
@@ -163,7 +172,9 @@ def run_trial(
     ):
         if invocation.stdin_offset:
             stdin.seek(invocation.stdin_offset)  # the client reads the tail of a bigger payload file, to its end
+        around = neighbours.snapshot(time.monotonic())  # who else uses the CPU meanwhile (read outside the clock)
         start = time.perf_counter()
+        watch = PauseWatch.start()  # a stop, a suspend or a clock step during the trial makes it invalid
         with held_stop():  # started and known to the interrupt's cleanup as one step
             proc = subprocess.Popen(
                 [*client_prefix, *target.client_prefix(), *invocation.argv],
@@ -197,6 +208,7 @@ def run_trial(
             timer.cancel()
         trial.wall_s = time.perf_counter() - start
         progress = sampler.stop() if sampler is not None else None
+        note_neighbours(trial, around)
         proc.returncode = os.waitstatus_to_exitcode(status)
         RunningProcess.running.discard(proc)
         if RunningProcess.current is proc:
@@ -258,7 +270,8 @@ def run_trial(
         after = target.server_cpu_total()
         if after is not None:
             trial.server_cpu_s, trial.server_cpu_scope = max(after - server_cpu_before, 0.0), "connection"
-    trial.invalid_reason = _invalid_reason(trial, combo, tool, timed_out.is_set(), timeout_s, stderr, stdout)
+    paused = watch.reason([s.t for s in progress.samples] if progress is not None else ())
+    trial.invalid_reason = paused or _invalid_reason(trial, combo, tool, timed_out.is_set(), timeout_s, stderr, stdout)
     trial.valid = trial.invalid_reason is None
     return trial
 

@@ -31,10 +31,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshbench.host import neighbours
 from sshbench.host.cleanup import held_stop, kill_tree
+from sshbench.host.pauses import PauseWatch
 from sshbench.measure import clock, steady
 from sshbench.measure.progress import Sampler, process_tree, tree_cpu_ns
-from sshbench.measure.trial import RunningProcess, check_negotiated
+from sshbench.measure.trial import RunningProcess, check_negotiated, note_neighbours
 from sshbench.openssh.sshlog import explain_failure, parse_ssh_log
 from sshbench.results import Combination, Negotiated, Trial, TrialKind
 from sshbench.units import MIB
@@ -181,13 +183,17 @@ class WarmSession:
         fd = self.file.fileno()
         self.read_before += os.lseek(fd, 0, os.SEEK_CUR)
         os.lseek(fd, 0, os.SEEK_SET)  # ssh's offset too: the burst reads the file from its start
+        around = neighbours.snapshot(time.monotonic())  # who else uses the CPU meanwhile (read outside the clock)
         start = time.perf_counter()
+        watch = PauseWatch.start()  # a stop, a suspend or a clock step during the burst makes it invalid
         sampler = Sampler(self.proc.pid, start).start()
         try:
             trial.invalid_reason = self._run_burst(trial, sampler, start, cold=repetition < 0)
         finally:
             samples = sampler.stop().samples
         self.bursts += 1
+        note_neighbours(trial, around)
+        trial.invalid_reason = trial.invalid_reason or watch.reason([s.t for s in samples])
         trial.valid = trial.invalid_reason is None
         if trial.valid:
             self._clock(trial, samples)

@@ -14,7 +14,8 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import sensitivity
 from sshbench.model import rate_clock
 from sshbench.report import charts, conclusion, model, ranked
-from sshbench.report.table import decision_lines, warnings
+from sshbench.report.run_warnings import warnings
+from sshbench.report.table import decision_lines
 from sshbench.results import RunResult
 
 CSS = """

@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime
 
 from sshbench.report import conclusion, model, ranked
-from sshbench.report.table import decision_lines, warnings
+from sshbench.report.run_warnings import warnings
+from sshbench.report.table import decision_lines
 from sshbench.results import RunResult
 
 

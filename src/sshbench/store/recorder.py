@@ -13,7 +13,10 @@ from sshbench.store import resume
 from sshbench.store.sqlite import Store, open_store
 
 # `run` options that are not measurement settings (allowed with --resume).
-_NOT_SETTINGS = {"command", "handler", "verbose", "json", "db", "resume", "preset", "seeds", "argv", "wide", "quiet"}
+_NOT_SETTINGS = {
+    *("command", "handler", "verbose", "json", "db", "resume", "preset", "seeds", "argv", "wide", "quiet"),
+    *("no_wait", "measures"),
+}
 
 
 class RunRecorder:
