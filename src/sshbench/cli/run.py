@@ -165,6 +165,7 @@ def measure(
                 f"[yellow]invalid trial[/] {trial.combination.label}: {trial.invalid_reason}", highlight=False
             )
 
+    recorder.warn = lambda line: progress.console.print(f"sshbench: warning: {line}", markup=False, highlight=False)
     runner = Runner(spec, on_trial=on_trial, on_plan=on_plan, resume_from=recorder.resume_from)
     runner.result.notices.extend(notices or [])  # options that do nothing here (a resumed run's were said)
     recorder.started(runner.result)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,23 @@ from sshbench.errors import RunError, UsageError
 from sshbench.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_TIMEOUT_S = 5.0  # how long to wait for another writer before giving up with one line
+
+
+def _check_writable(path: Path) -> None:
+    """A store that is to be written: the file, and its directory (SQLite's -wal and -shm go beside it), written to now,
+    so that a read-only mount or a full disk is one line naming the way out, not SQLite's "unable to open database
+    file" (as root, os.access says yes to a read-only mount's files)."""
+    try:
+        if path.exists():
+            os.close(os.open(path, os.O_RDWR))
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=".sshbench-writable-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise UsageError(
+            f"the results database {path} is not writable ({err.strerror}): give a writable one with --db or "
+            "$SSHBENCH_DB"
+        ) from None
 
 
 class Database:
@@ -55,6 +73,7 @@ class Database:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as err:
                 raise RunError(f"cannot create the results directory {path.parent}: {err.strerror}") from None
+            _check_writable(path)
         with self._guard():
             # isolation_level=None: autocommit, so a trial's INSERT is durable when it returns.
             self.db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)

@@ -11,6 +11,7 @@ from sshbench.results import RunResult, Trial
 from sshbench.settings import RunSettings
 from sshbench.store import resume
 from sshbench.store.sqlite import Store, open_store
+from sshbench.store.unsaved import UnsavedRun
 
 # `run` options that are not measurement settings (allowed with --resume).
 _NOT_SETTINGS = {
@@ -24,6 +25,9 @@ class RunRecorder:
 
     def __init__(self, store: Store, resume_ref: str | None = None) -> None:
         self.store = store
+        # Set once the store fails mid-run: the run goes on into this file instead (store/unsaved.py)
+        self.unsaved: UnsavedRun | None = None
+        self.warn: Callable[[str], None] = lambda _line: None  # one line on the terminal (cli/run.py sets it)
         self.resume_from: RunResult | None = None
         self.planned = False
         self.resumed_status = "interrupted"
@@ -65,16 +69,36 @@ class RunRecorder:
     def on_plan(self, result: RunResult) -> None:
         """The environment and the matrix are known now, before the first trial."""
         self.planned = True
-        if self.resume_from is None and result.run_id is None:
-            self.store.create_run(result)
-        self.store.update_run(result)
+
+        def write() -> None:
+            if self.resume_from is None and result.run_id is None:
+                self.store.create_run(result)
+            self.store.update_run(result)
+
+        self._keep(result, write)
 
     def on_trial(self, result: RunResult, trial: Trial) -> None:
-        assert result.run_id is not None
-        self.store.add_trial(result.run_id, len(result.trials) - 1, trial)
+        self._keep(result, lambda: self.store.add_trial(result.run_id or 0, len(result.trials) - 1, trial))
+
+    def _keep(self, result: RunResult, write: Callable[[], None]) -> None:
+        """Into the store while it takes the run; from its first failure on, into the unsaved file instead (whole,
+        after every trial), so that the run goes on and loses nothing. One line says so, once."""
+        if self.unsaved is None:
+            try:
+                write()
+                return
+            except SshbenchError as err:
+                self.unsaved = UnsavedRun(self.store.path, str(err))
+        first = self.unsaved.path is None and self.unsaved.last_error is None
+        path = self.unsaved.save(result)
+        if first:
+            where = f"into {path}" if path else f"nowhere: no file could be written either ({self.unsaved.last_error})"
+            self.warn(f"the results store stopped taking the run ({self.unsaved.why}); its trials go on {where}")
 
     def finished(self, result: RunResult, err: Console) -> bool:
         """Final status and trials; False (after one line on stderr) when the store could not take them."""
+        if self.unsaved is not None:
+            return self._unsaved_end(result, err)
         try:
             if self.resume_from is not None and not self.planned:
                 # Refused before measuring (e.g. another OpenSSH): the stored run stays as it was.
@@ -86,8 +110,23 @@ class RunRecorder:
                 self.store.finish_run(result)
             err.print(f"sshbench: run {result.run_id} saved in {self.store.path}", highlight=False, markup=False)
             return True
-        except SshbenchError as e:
-            err.print(f"sshbench: error: {e}", highlight=False, markup=False)
-            return False
+        except SshbenchError as e:  # the last write: the whole run into the unsaved file instead
+            self.unsaved = UnsavedRun(self.store.path, str(e))
+            return self._unsaved_end(result, err)
         finally:
             self.store.close()
+
+    def _unsaved_end(self, result: RunResult, err: Console) -> bool:
+        """The run as it ended into its unsaved file (with its answer), and one line naming the file and the import."""
+        assert self.unsaved is not None
+        try:
+            path = self.unsaved.save(result, final=True)
+        finally:
+            self.store.close()
+        trials = len(result.trials)
+        if path is None:
+            line = f"and no file could be written either ({self.unsaved.last_error}): only the report above has them"
+        else:
+            line = f"all {trials} trials are in {path}: `sshbench import {path}` adds them once the store is writable"
+        err.print(f"sshbench: error: results store: {self.unsaved.why}; {line}", highlight=False, markup=False)
+        return False

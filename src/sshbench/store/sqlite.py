@@ -308,12 +308,20 @@ class Store(Database):
         sshbench_version: str | None,
         label: str | None = None,
         fleet_id: int | None = None,
+        trials: int | None = None,
     ) -> int:
         """The row of an imported run (inside the caller's transaction), its documents empty until the caller
-        fills them; refused when a run from the same machine and start (its origin) is already here."""
+        fills them; refused when a run from the same machine and start (its origin) is already here, unless that one
+        is an unfinished copy of it with fewer than its `trials` (replaced)."""
         origin = _origin(hostname, started_at)
-        existing = self.db.execute("SELECT id FROM runs WHERE origin = ?", (origin,)).fetchone()
-        if existing:
+        existing = self.db.execute(
+            "SELECT id, status, owner_pid, owner_start FROM runs WHERE origin = ?", (origin,)
+        ).fetchone()
+        if existing and trials is not None and self._unfinished_copy(existing, trials):
+            # the run's own row, left unfinished where the store stopped taking its trials (a full disk): the file
+            # the run wrote instead (store/unsaved.py) holds all of them
+            self.db.execute("DELETE FROM runs WHERE id = ?", (existing[0],))
+        elif existing:
             raise UsageError(f"{source} is already in {self.path} as run {existing[0]}")
         cur = self.db.execute(
             "INSERT INTO runs (status, started_at, hostname, origin, imported_at, sshbench_version, label, fleet_id,"
@@ -322,6 +330,14 @@ class Store(Database):
             (status, started_at, hostname, origin, time.time(), sshbench_version, label, fleet_id),
         )
         return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def _unfinished_copy(self, row: tuple, trials: int) -> bool:
+        """A stored run (id, status, owner) that did not finish, whose process is gone, with at most `trials` trials."""
+        run_id, status, owner_pid, owner_start = row
+        if _effective_status(status, owner_pid, owner_start) not in ("interrupted", "failed"):
+            return False
+        stored = self.db.execute("SELECT count(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return bool(stored <= trials)
 
     def import_document(self, doc: object, source: str, label: str | None = None, fleet_id: int | None = None) -> int:
         """Add a run from an export (or a `run --json` file); all or nothing. Returns its new id.
@@ -336,6 +352,7 @@ class Store(Database):
                 doc.get("sshbench_version") if isinstance(doc, dict) else None,
                 label,
                 fleet_id,
+                trials=len(result.trials),
             )
             self.update_run(result)
             for seq, trial in enumerate(result.trials):
