@@ -244,6 +244,7 @@ class FakeExecutors:
     clock: FakeClock
     setup_s: float = 0.3
     interrupt_after: int | None = None
+    paused_at: frozenset[int] = frozenset()  # the starts (0-based) whose trial spans a pause (host/pauses)
     warm: object | None = None
     started: list[ScheduledTrial] = field(default_factory=list)
     sizes_asked: list[int] = field(default_factory=list)
@@ -262,6 +263,10 @@ class FakeExecutors:
         self.started.append(item)
         self.sizes_asked.append(size)
         trial = trial_for(item, self.rates, payload_bytes=size or 8 * MIB, at=1.7e9 + len(self.started))
+        if len(self.started) - 1 in self.paused_at:
+            from sshbench.host.pauses import PAUSED
+
+            trial.valid, trial.invalid_reason = False, f"{PAUSED}: sshbench was stopped and continued (SIGSTOP/SIGCONT)"
         if item.kind == "transfer":
             trial.data_clock = "steady-state"
             trial.wall_s = self.setup_s + (trial.data_s or 0.0) + 0.1

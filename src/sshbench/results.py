@@ -374,6 +374,8 @@ class Trial:
             "tcp_bytes_unacked_at_clock_end": self.tcp_bytes_unacked_at_clock_end,
             "per_stream": self.per_stream,
             "machine_busy_cores": self.machine_busy_cores,
+            "others_cores": self.others_cores,
+            "others_busiest": self.others_busiest,
         }
         return data
 

@@ -10,11 +10,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli, run_json
+from sshbench.baselines import raw_tcp_remote
 from sshbench.links import nshost
 from sshbench.links.nshost import NamespaceHost
 
@@ -133,4 +135,34 @@ def test_without_python3_the_control_runs_on_nc_both_ways(tmp_path):
     # the receiver here, as with python3; dd counted every byte at the far end.
     assert raw["up"]["data_clock"] == "sender" and raw["down"]["data_clock"] == "receiver"
     assert raw["up"]["received_bytes_at_sink"] == raw["down"]["sent_bytes"] == 4 * 1024 * 1024
-    assert not doc["baselines"]["notes"], doc["baselines"]["notes"]
+    # the one note: what its nc end cannot check (tcp_sink.accept_ours checks the address and the token)
+    assert doc["baselines"]["notes"] == [raw_tcp_remote.NC_UNCHECKED], doc["baselines"]["notes"]
+
+
+def test_the_remote_sink_takes_only_the_clients_address_and_token(host, tmp_path):
+    from sshbench.baselines.raw_tcp import send_file
+    from sshbench.baselines.raw_tcp_remote import RemoteTcpSink
+
+    payload = tmp_path / "payload"
+    payload.write_bytes(os.urandom(1 << 20))
+    sink = RemoteTcpSink(60, ["ssh", "-F", str(host.ssh_config), host.alias]).start()
+    try:
+        address, port = sink.address
+        assert address == host.address and sink.token
+        # someone else, first: from another address (inside the host itself), then from ours with a wrong token
+        probe = "import socket,sys; s=socket.create_connection((sys.argv[1], int(sys.argv[2])), 5); " \
+                "s.sendall(b'TOKEN ' + sys.argv[3].encode() + b'\\n'); print(repr(s.recv(1)))"  # fmt: skip
+        inside = ["ip", "netns", "exec", host.name, sys.executable, "-c", probe, address, str(port), sink.token]
+        other = subprocess.run(inside, capture_output=True, text=True, timeout=30)
+        assert other.stdout.strip() == "b''", other  # closed unanswered: no "go", whatever it sent
+        wrong = subprocess.run([sys.executable, "-c", probe, address, str(port), "0" * 32],
+                               capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert wrong.stdout.strip() == "b''", wrong
+        sent = send_file(payload, sink.address, 60, token=sink.token)  # the client: measured
+        got = sink.wait()
+    finally:
+        sink.close()
+    assert sent.sent_bytes == got.received_bytes == 1 << 20 and got.error is None, got
+    assert got.refused is not None and len(got.refused) == 2, got.refused
+    assert f"{host.address} (not the client's address {host.client_addr})" == got.refused[0]
+    assert got.refused[1] == f"{host.client_addr} (no valid token)"

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sshbench import capabilities
-from sshbench.baselines.raw_tcp_remote import RemoteTcpSink, remote_download
+from sshbench.baselines.raw_tcp_remote import RemoteTcpSink, remote_download, sink_notes
 from sshbench.baselines.sink_process import CONNECT_FAILED, DATA_CLOCK, SinkResult, TcpSink
-from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO
+from sshbench.baselines.tcp_sink import CONNECT_TIMEOUT_S, GO, TOKEN_PREFIX
 from sshbench.links.namespaces import inside
 from sshbench.results import IMPLICIT_MAC, Combination, Trial, TrialKind
 
@@ -64,6 +64,7 @@ def send_file(
     netns: str | None = None,
     go: bool = True,
     total_bytes: int | None = None,
+    token: str | None = None,
 ) -> Sent:
     """Send the whole file; `total_bytes`: that many bytes, the file over and over (the control's sink only
     counts, and a 1 GiB payload file cost 0.5-3 s to write on this VM where a 64 MiB one is there already).
@@ -80,6 +81,8 @@ def send_file(
             connected = _connect(address, timeout_s, retry_refused=not go)
         with connected as sock:
             sock.settimeout(timeout_s)
+            if token is not None:  # a remote sink takes only the connection that brings the run's token
+                sock.sendall(TOKEN_PREFIX + token.encode() + b"\n")
             if go and sock.recv(1) != GO:  # the sink's clock is running
                 raise OSError("raw TCP sink closed before the transfer")
             sock.settimeout(None)
@@ -188,7 +191,10 @@ def run_raw_tcp_trial(
     sender_clock: float | None = None
     start = time.perf_counter()
     try:
-        done = send_file(payload, connect_to, timeout_s, netns=sender_netns, go=not via_nc, total_bytes=payload_bytes)
+        token = None if via_nc else getattr(sink, "token", None)  # a remote python3 sink's (raw_tcp_remote)
+        done = send_file(
+            payload, connect_to, timeout_s, netns=sender_netns, go=not via_nc, total_bytes=payload_bytes, token=token
+        )
         trial.sent_bytes, trial.client_cpu_s, sender_clock = done.sent_bytes, done.cpu_s, done.elapsed_s
         sent = True
     except OSError as err:
@@ -205,6 +211,8 @@ def run_raw_tcp_trial(
         finally:
             sink.close()
     result = sink.result
+    if path is not None and "remote_ssh" in path:  # what its remote end refused, or cannot check (nc)
+        path.setdefault("notes", []).extend(sink_notes(sink.via, result.refused))
     trial.wall_s = time.perf_counter() - start
     trial.received_bytes_at_sink = result.received_bytes
     # The receiving process is both the "server" and its sink here: no sshd in between.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import secrets
 import sys
 import time
 
@@ -24,10 +25,17 @@ from sshbench.baselines.sink_process import (
 )
 from sshbench.results import Trial
 
-# Reads exactly argv[1] bytes of script from stdin (leaving stdin open), then runs it with the sink's argv.
+# Reads exactly argv[1] bytes of script from stdin, then the run's token line (leaving stdin open: its end stops the
+# sink), then runs the script with the sink's argv and the token as SINK_TOKEN (tcp_sink.accept_ours checks it).
 REMOTE_BOOTSTRAP = (
-    "import sys; n = int(sys.argv.pop(1)); "
-    "exec(compile(sys.stdin.buffer.read(n), 'tcp_sink.py', 'exec'), {'__name__': '__main__'})"
+    "import sys; n = int(sys.argv.pop(1)); s = sys.stdin.buffer.read(n); "
+    "t = sys.stdin.buffer.readline().strip().decode(); "
+    "exec(compile(s, 'tcp_sink.py', 'exec'), {'__name__': '__main__', 'SINK_TOKEN': t})"
+)
+# What a remote without python3 cannot check: its nc takes the first connection from anyone.
+NC_UNCHECKED = (
+    "the remote has no python3: its nc end of the raw TCP control takes the first connection from anyone "
+    "(no check of the address or the run's token)"
 )
 
 
@@ -99,16 +107,18 @@ class RemoteTcpSink(TcpSink):
     ) -> None:
         super().__init__(timeout_s, port=port)
         self.ssh_argv, self.env, self.send_path = ssh_argv, env, send_path
+        self.token: str | None = None
         self.via = "python3"  # or "nc": the remote had no python3 (its PORT line says which)
 
     def start(self) -> TcpSink:
         script = SINK_SCRIPT.read_bytes()
+        self.token = secrets.token_hex(16)  # this sink's: the client sends it before the sink's "go"
         nc_port = self.port or random.randint(*NC_PORTS)
         command = remote_sink_command(len(script), self.timeout_s, self.port, self.send_path, nc_port)
         self.process = self._spawn([*self.ssh_argv, command], env=self.env)
         assert self.process.stdin is not None
         try:
-            self.process.stdin.buffer.write(script)  # type: ignore[attr-defined]
+            self.process.stdin.buffer.write(script + f"{self.token}\n".encode())  # type: ignore[attr-defined]
             self.process.stdin.flush()  # kept open: its end of file stops the remote sink
         except OSError:
             pass
@@ -163,6 +173,14 @@ class RemoteTcpSink(TcpSink):
             return {"error": f"raw TCP sender gave no report: {line.strip() or self._stderr() or 'no output'}"}
 
 
+def sink_notes(via: str, refused: list[str] | None) -> list[str]:
+    """The run's notes on a remote control's end: connections it refused, and what an nc end cannot check."""
+    notes = [NC_UNCHECKED] if via == "nc" else []
+    if refused:
+        notes.append(f"the raw TCP control's remote end refused {len(refused)} connection(s): {'; '.join(refused[:3])}")
+    return notes
+
+
 class SinkStartError(OSError):
     """The remote end of the control could not start (could not listen on its port, for one)."""
 
@@ -172,16 +190,22 @@ class TcpReceiver(TcpSink):
     connects to the remote sender, says "go" and times what arrives (no `PORT` line to wait for), up
     to `expected` bytes (a remote nc keeps its end open after its input ended)."""
 
-    def __init__(self, timeout_s: float, host: str, port: int, expected: int) -> None:
+    def __init__(self, timeout_s: float, host: str, port: int, expected: int, token: str | None = None) -> None:
         super().__init__(timeout_s, host=host, port=port)
-        self.expected = expected
+        self.expected, self.token = expected, token
 
     def start(self) -> TcpSink:
         argv = [
             sys.executable, "-I", str(SINK_SCRIPT), str(self.timeout_s), self.host, str(self.port), "connect",
-            str(self.expected),
+            str(self.expected), *(["token"] if self.token else []),
         ]  # fmt: skip
-        self._spawn(argv)
+        process = self._spawn(argv)
+        if self.token and process.stdin is not None:  # on stdin: never in this machine's ps
+            try:
+                process.stdin.write(self.token + "\n")
+                process.stdin.flush()
+            except OSError:
+                pass
         return self
 
 
@@ -220,7 +244,10 @@ def remote_download(trial: Trial, path: dict, timeout_s: float) -> Trial:
     except OSError as err:
         trial.exit_status, trial.invalid_reason = 1, str(err)
         return trial
-    receiver = TcpReceiver(timeout_s, host=sender.address[0], port=sender.address[1], expected=trial.payload_bytes)
+    token = sender.token if sender.via != "nc" else None
+    receiver = TcpReceiver(
+        timeout_s, host=sender.address[0], port=sender.address[1], expected=trial.payload_bytes, token=token
+    )
     start = time.perf_counter()
     try:
         receiver.start()
@@ -240,6 +267,7 @@ def remote_download(trial: Trial, path: dict, timeout_s: float) -> Trial:
     error = got.error
     if error and error.startswith("connect: "):
         error = f"{CONNECT_FAILED}{sender.address[0]}:{sender.address[1]}: {error[len('connect: ') :]}"
+    path.setdefault("notes", []).extend(sink_notes(sender.via, sent.get("refused")))
     trial.invalid_reason = error or sent.get("error")
     if trial.invalid_reason is None and got.received_bytes != trial.payload_bytes:
         trial.invalid_reason = f"receiver got {got.received_bytes} of {trial.payload_bytes} bytes"

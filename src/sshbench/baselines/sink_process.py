@@ -33,6 +33,7 @@ class SinkResult:
     error: str | None = None
     ended_at: float | None = None  # the sink's wall clock (unix s) at the end: parallel streams line up on it
     streams: list[dict] | None = None  # a sink of several connections (raw_tcp_streams): one entry each
+    refused: list[str] | None = None  # a remote sink: the connections it closed (not our address, or no token)
 
 
 class TcpSink:
@@ -123,6 +124,7 @@ class TcpSink:
                 error=report.get("error"),
                 ended_at=report.get("ended_at"),
                 streams=report.get("streams"),
+                refused=report.get("refused") or None,
             )
         except ValueError:
             self.result.error = f"raw TCP sink gave no report: {line.strip() or self._stderr() or 'no output'}"

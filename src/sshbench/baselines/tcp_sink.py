@@ -6,6 +6,12 @@ then a JSON object {"received_bytes", "data_s", "cpu_s", "error"} after the conn
 Once it has accepted the connection and started its clock, it sends one byte ("G") to the sender,
 which waits for it before sending: the data phase is timed from its first byte to its last.
 
+Run on a remote host through raw_tcp_remote's bootstrap, which hands it `SINK_TOKEN` (read from the ssh connection's
+stdin, so no other user there sees it in ps), it takes only a connection from this ssh connection's client address
+(SSH_CONNECTION) that sends `TOKEN <token>` first; any other is closed unanswered, and the sink goes on waiting for the
+client's. After its one connection it listens no more. Started locally (127.0.0.1, or our own namespaces), it checks
+neither.
+
 It stops by itself whatever happens to its parent: when its stdin (a pipe from the parent) reaches
 end of file, when no sender connects within TIMEOUT_S, or when the sender goes quiet that long.
 
@@ -32,22 +38,77 @@ RECV_BUFFER = 1 << 20  # as the ssh trials' reader (dd bs=1M)
 SEND_CHUNK = 1 << 20  # as the local sender (raw_tcp.send_file)
 GO = b"G"
 CONNECT_TIMEOUT_S = 10.0  # a port a firewall drops must not hold a trial for its whole timeout
+TOKEN_TIMEOUT_S = 10.0  # a connection that sends no token line within this is closed
+TOKEN_PREFIX = b"TOKEN "
+# Set by raw_tcp_remote's bootstrap (the token line it reads after this script on stdin); None when run by path.
+SINK_TOKEN: str | None = globals().get("SINK_TOKEN")
+
+
+def allowed_peer() -> str | None:
+    """The address the remote control's client connects from: this ssh connection's client (SSH_CONNECTION)."""
+    fields = os.environ.get("SSH_CONNECTION", "").split()
+    return fields[0] if fields else None
+
+
+def _same_address(a: str, b: str) -> bool:
+    return a.removeprefix("::ffff:") == b.removeprefix("::ffff:")
+
+
+def _read_token(conn: socket.socket) -> bytes:
+    """The first line a connection sends (at most 100 bytes, within TOKEN_TIMEOUT_S)."""
+    conn.settimeout(TOKEN_TIMEOUT_S)
+    line = b""
+    try:
+        while not line.endswith(b"\n") and len(line) < 100:
+            chunk = conn.recv(1)
+            if not chunk:
+                break
+            line += chunk
+    except OSError:
+        pass
+    return line.strip()
+
+
+def accept_ours(listener: socket.socket, timeout_s: float, refused: list[str]) -> socket.socket | None:
+    """The next connection that is ours: with SINK_TOKEN set, from allowed_peer() and sending the token (any other is
+    closed, its address kept in `refused`); else the first. None when none came within `timeout_s`, or the parent went
+    away (its stdin ended)."""
+    deadline = time.monotonic() + timeout_s
+    peer = allowed_peer() if SINK_TOKEN is not None else None
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [], max(deadline - time.monotonic(), 0.0))
+        if listener not in ready:
+            return None
+        conn, address = listener.accept()
+        if SINK_TOKEN is None:
+            return conn
+        if peer is not None and not _same_address(address[0], peer):
+            refused.append(f"{address[0]} (not the client's address {peer})")
+            conn.close()
+            continue
+        if _read_token(conn) != TOKEN_PREFIX + SINK_TOKEN.encode():
+            refused.append(f"{address[0]} (no valid token)")
+            conn.close()
+            continue
+        return conn
 
 
 def serve(timeout_s: float, host: str = "127.0.0.1", port: int = 0) -> dict:
     listener = socket.create_server((host, port), backlog=1)
+    refused: list[str] = []
     with listener:
         print(f"PORT {listener.getsockname()[1]}", flush=True)
-        ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
-        if listener not in ready:
+        conn = accept_ours(listener, timeout_s, refused)
+        if conn is None:
+            gone = select.select([sys.stdin], [], [], 0)[0]
             return {
                 "received_bytes": 0,
                 "data_s": None,
                 "cpu_s": None,
-                "error": "parent went away" if ready else f"no sender within {timeout_s:.0f} s",
+                "error": "parent went away" if gone else f"no sender within {timeout_s:.0f} s",
+                "refused": refused,
             }
-        conn, _ = listener.accept()
-    return receive(conn, timeout_s)
+    return {**receive(conn, timeout_s), "refused": refused}
 
 
 def receive(conn: socket.socket, timeout_s: float, expected: int | None = None) -> dict:
@@ -125,7 +186,9 @@ def _connect_failed(err: OSError) -> dict:
     return {"received_bytes": 0, "data_s": None, "cpu_s": None, "error": f"connect: {err}", "connect_failed": True}
 
 
-def connect_and_receive(timeout_s: float, host: str, port: int, expected: int | None = None) -> dict:
+def connect_and_receive(
+    timeout_s: float, host: str, port: int, expected: int | None = None, token: str | None = None
+) -> dict:
     deadline = time.monotonic() + min(CONNECT_TIMEOUT_S, timeout_s)
     while True:
         try:
@@ -138,18 +201,27 @@ def connect_and_receive(timeout_s: float, host: str, port: int, expected: int | 
             time.sleep(0.02)
         except OSError as err:
             return _connect_failed(err)
+    if token is not None:  # the remote sender's check (accept_ours) before its "go"
+        try:
+            conn.sendall(TOKEN_PREFIX + token.encode() + b"\n")
+        except OSError as err:
+            conn.close()
+            return _connect_failed(err)
     return receive(conn, timeout_s, expected)
 
 
 def serve_file(timeout_s: float, host: str, port: int, path: str) -> dict:
     """The sending end on the server: listen, accept, wait for "go", send the file, wait for the close."""
-    failed = {"sent_bytes": 0, "cpu_s": None}
+    failed: dict = {"sent_bytes": 0, "cpu_s": None}
     with open(path, "rb") as source, socket.create_server((host, port), backlog=1) as listener:
         print(f"PORT {listener.getsockname()[1]}", flush=True)
-        ready, _, _ = select.select([listener, sys.stdin], [], [], timeout_s)
-        if listener not in ready:
-            return {**failed, "error": "parent went away" if ready else f"no receiver within {timeout_s:.0f} s"}
-        conn, _ = listener.accept()
+        refused: list[str] = []
+        failed["refused"] = refused
+        found = accept_ours(listener, timeout_s, refused)
+        if found is None:
+            gone = select.select([sys.stdin], [], [], 0)[0]
+            return {**failed, "error": "parent went away" if gone else f"no receiver within {timeout_s:.0f} s"}
+        conn = found
         size = os.fstat(source.fileno()).st_size
         flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
         mapped = mmap.mmap(source.fileno(), 0, flags=flags, prot=mmap.PROT_READ) if size else None
@@ -171,7 +243,7 @@ def serve_file(timeout_s: float, host: str, port: int, path: str) -> dict:
     view.release()
     if mapped is not None:
         mapped.close()
-    return {"sent_bytes": sent, "cpu_s": time.process_time() - cpu_start, "error": error}
+    return {"sent_bytes": sent, "cpu_s": time.process_time() - cpu_start, "error": error, "refused": refused}
 
 
 def main(argv: list[str]) -> int:
@@ -179,8 +251,9 @@ def main(argv: list[str]) -> int:
     host = argv[2] if len(argv) > 2 else "127.0.0.1"
     port = int(argv[3]) if len(argv) > 3 else 0
     mode = argv[4] if len(argv) > 4 else "listen"
-    if mode == "connect":  # connect [EXPECTED]: stop once that many bytes arrived
-        report = connect_and_receive(timeout_s, host, port, int(argv[5]) if len(argv) > 5 else None)
+    if mode == "connect":  # connect [EXPECTED [token]]: stop once that many bytes arrived; the token line on stdin
+        token = sys.stdin.readline().strip() if len(argv) > 6 and argv[6] == "token" else None
+        report = connect_and_receive(timeout_s, host, port, int(argv[5]) if len(argv) > 5 else None, token)
     elif mode == "send":
         try:
             report = serve_file(timeout_s, host, port, argv[5])

@@ -112,9 +112,13 @@ class RawTcpControl:
             combination=item.combination,
             path=link_path,
         )
+        found = (link_path or {}).pop("notes", [])  # the remote end's: once each
         if note := raw_tcp_remote.blocked_note(trial, link_path):
-            ctx.result.baselines.setdefault("notes", []).append(note)
+            found.append(note)
             self.left_out = True
+        for note in found:
+            if note not in (notes := ctx.result.baselines.setdefault("notes", [])):
+                notes.append(note)
         return trial
 
 
