@@ -174,6 +174,10 @@ class Tracker:
             keys = [line for line in event.stdout.splitlines() if line.startswith("keys=")]
             if keys:
                 host.keys_file = keys[-1].partition("=")[2]
+            # how its sources' keys are bounded (the role: from= always, expiry-time= where its OpenSSH reads it)
+            for line in event.stdout.splitlines():
+                if line.startswith("bounded=none"):
+                    self.log(f"{name}: its pair keys are valid until removed: {line.partition('=')[2]}")
             return
         if event.item is None:
             return

@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
+from sshbench.host.pauses import paused
 from sshbench.results import STEADY_STATE, Trial, TrialKind
 from sshbench.units import MIB
 
@@ -69,10 +70,15 @@ def merge(parent: Trial, streams: list[Trial], server_cpu_total_s: float | None 
     parent.exit_status = next((t.exit_status for t in streams if t.exit_status != 0), 0)
     failed = [(i, t) for i, t in enumerate(streams) if not t.valid]
     if failed:
-        index, first = failed[0]
+        # a stream that spans a pause first: its reason leads, so that the runner measures the trial again
+        index, first = min(failed, key=lambda found: not paused(found[1].invalid_reason))
         also = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         parent.valid = False
-        parent.invalid_reason = f"stream {index + 1} of {n}: {first.invalid_reason}{also}"
+        parent.invalid_reason = (
+            f"{first.invalid_reason} (stream {index + 1} of {n}{also})"
+            if paused(first.invalid_reason)
+            else f"stream {index + 1} of {n}: {first.invalid_reason}{also}"
+        )
     else:
         parent.valid, parent.invalid_reason = True, None
     parent.negotiated = streams[0].negotiated
