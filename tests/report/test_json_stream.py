@@ -41,4 +41,4 @@ def test_json_stream_writes_plan_each_trial_then_the_summary_one_object_per_line
     assert [e["trial"]["started_at"] for e in trials] == [t["started_at"] for t in document["trials"]]
     end = events[-1]
     assert "trials" not in end and end["summaries"] == document["summaries"] and end["answer"] == document["answer"]
-    assert end["schema_version"] == document["schema_version"] == 2
+    assert end["schema_version"] == document["schema_version"] == 3

@@ -21,8 +21,9 @@ from sshbench.model import factor_ranking, summary
 from sshbench.model import statistics as stats
 from sshbench.model.disturbed import disturbed_rounds
 from sshbench.model.summary import Summary
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, shown_apart, swept_setup
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name, shown_apart, swept_setup
 from sshbench.security import policy as policies
+from sshbench.units import format_factor
 
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
@@ -48,14 +49,16 @@ def _compute(result: RunResult) -> Answer | None:
     answer = Answer(
         fastest=[Pick.of(s, setup) for s in fastest],
         tie_margin=summary.tie_margin(result),
-        equivalent=[Pick.of(s, setup) for s in top if s not in fastest],
+        # "equivalent" only for a decided tie with the first row; the rest of the first group was not told apart
+        equivalent=[Pick.of(s, setup) for s in top if s not in fastest and _tied_with_first(s, result)],
+        not_told_apart=[Pick.of(s, setup) for s in top if s not in fastest and not _tied_with_first(s, result)],
         top_group=kex_apart([Pick.of(s, setup) for s in sorted(top, key=lambda s: stated(s.combination.cipher, s))]),
         pair=pair,
         config_checked=result.environment.get(CHECKED_KEY),
         factors=factor_ranking.factor_answer(result),
         disturbed=disturbed_rounds(result.trials),
     )
-    kex_apart([*answer.fastest, *answer.equivalent])
+    kex_apart([*answer.fastest, *answer.equivalent, *answer.not_told_apart])
     _default(answer, result, rows, fastest[0])
     slowest = max(rows, key=lambda s: s.relative_to_fastest or 0.0)
     # Over several links the slowest row is a WAN row, as far behind as its link is ("aes128-gcm (wan100m), 85.4x
@@ -73,6 +76,7 @@ def _compute(result: RunResult) -> Answer | None:
         answer.bound_by_explanation = verdict.verdict.explanation
     _why(answer, result, fastest[0].combination)
     _config(answer, result, fastest[0])
+    _config_status(answer, result, rows, fastest[0])
     _stale_check(answer, result)
     _undecided(answer, result, pair)
     return answer
@@ -162,6 +166,40 @@ def _config(answer: Answer, result: RunResult, top: Summary) -> None:
         )
     elif not lines:
         answer.config_note = "nothing to paste: your ssh's defaults already offer the fastest first"
+
+
+def _tied_with_first(s: Summary, result: RunResult) -> bool:
+    """Decided tied with the first row: its paired interval against it lies within the tie margin."""
+    margin, ci = summary.tie_margin(result), s.relative_to_fastest_ci95
+    return ci is not None and 1 / (1 + margin) <= ci[0] and ci[1] <= 1 + margin
+
+
+def _config_status(answer: Answer, result: RunResult, rows: list[Summary], top: Summary) -> None:
+    """Whether the Ciphers line changes what ssh picks on decided evidence: its first cipher against your ssh's own
+    first choice (the run's estimate of the two rows, paired). Not decided: said under the lines (what was not
+    decided, and what would decide it), the line kept as the medians put it (absence of evidence changes nothing)."""
+    line = next((c for c in answer.config if c.startswith("Ciphers ")), None)
+    defaults = (policies.client_defaults(result.environment) or {}).get("cipher") or []
+    if line is None or not defaults or line.split(None, 1)[1].startswith("-"):
+        return
+    first_named = line.split(None, 1)[1].lstrip("^+").split(",")[0]
+    own = [s for s in rows if s.combination.cipher == defaults[0] and not s.combination.remedy]
+    chosen = [s for s in rows if s.combination.cipher == first_named and not s.combination.remedy]
+    if not own or not chosen or first_named == defaults[0]:
+        return
+    faster, slower = chosen[0].combination, own[0].combination
+    estimate = summary.pair_estimate(result, faster, slower)
+    margin = summary.tie_margin(result)
+    if estimate is not None and stats.compare_pair(estimate, margin) == "ordered" and estimate.ratio > 1:
+        answer.config_status["Ciphers"] = {"decided": True, "why": None}
+        return
+    why = f"not decided: {short_name(first_named)} against your default {short_name(defaults[0])}"
+    if estimate is not None:
+        why += f", {format_factor(estimate.ratio)}x ({format_factor(estimate.low)}-{format_factor(estimate.high)})"
+        more = stats.why_undecided(estimate, margin).more
+        if more is not None:
+            why += f"; about {more} more round(s) would decide it"
+    answer.config_status["Ciphers"] = {"decided": False, "why": why}
 
 
 def _undecided(answer: Answer, result: RunResult, pair: tuple[str, str]) -> None:

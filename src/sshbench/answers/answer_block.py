@@ -83,10 +83,12 @@ def kex_apart(picks: list[Pick]) -> list[Pick]:
 class Answer:
     fastest: list[Pick]  # ranked 1 (several when tied)
     tie_margin: float
-    # The rest of the fastest group: rows the run could not order against the fastest (summary.Summary.group 0).
-    # With them the headline names the group in your ssh's own order, as the config lines do.
+    # The rest of the fastest group (summary.Summary.group 0), in two: the rows decided tied with the first (within the
+    # tie margin: "equivalent"), and the rows the run only could not tell apart from it (absence of evidence: they
+    # never move the config lines). With them the headline names the group in your ssh's own order, as the lines do.
     equivalent: list[Pick] = field(default_factory=list)
-    top_group: list[Pick] = field(default_factory=list)  # fastest + equivalent, in the stated order
+    not_told_apart: list[Pick] = field(default_factory=list)
+    top_group: list[Pick] = field(default_factory=list)  # the fastest group, in the stated order
     default: Pick | None = None  # None: not measured (--no-baselines, or the defaults unknown)
     default_note: str | None = None  # why there is no default figure
     slowest: Pick | None = None  # named when it takes SLOW_REMARK times as long or more
@@ -100,23 +102,32 @@ class Answer:
     config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
     config_note: str | None = None  # nothing to change, the fastest not allowed, no set allowed
     config_checked: str | None = None  # recorded by `run` after one real connection with the lines
+    # Per option line ("Ciphers"): {"decided": bool, "why": what was not decided and what would decide it, or None}:
+    # whether the line changes what ssh picks on decided evidence (answer._config_status). A line not here changes
+    # nothing ssh picks on speed (a policy's removals, your default kept first).
+    config_status: dict[str, dict] = field(default_factory=dict)
     undecided: list[dict] = field(default_factory=list)
     advice: str | None = None  # what to run for a decision
     pair: tuple[str, str] = ("openssh", "openssh")
     factors: FactorAnswer | None = None  # a cipher x MAC run: the fastest cipher and MAC by factor
     disturbed: list[DisturbedRound] = field(default_factory=list)  # rounds other processes' CPU disturbed
 
+    def _is_default(self, picks: list[Pick]) -> bool:
+        d = self.default
+        return d is not None and any((p.cipher, p.mac, p.kex) == (d.cipher, d.mac, d.kex) for p in picks)
+
     @property
     def default_is_fastest(self) -> bool:
-        """Your ssh's default is in the fastest group (ranked 1, tied with it, or not told apart from it)."""
-        return self.default is not None and any(
-            (p.cipher, p.mac, p.kex) == (self.default.cipher, self.default.mac, self.default.kex)
-            for p in [*self.fastest, *self.equivalent]
-        )
+        """Your ssh's default is in the fastest group: ranked first or decided tied with the first row, or not told
+        apart from it with its median within the tie margin (it then keeps its place: absence of evidence)."""
+        if self._is_default([*self.fastest, *self.equivalent]):
+            return True
+        ratio = self.default.relative_to_fastest if self.default is not None else None
+        return self._is_default(self.not_told_apart) and ratio is not None and ratio <= 1 + self.tie_margin
 
     def _only_first_named(self) -> bool:
         """A run that ordered little: the headline names the first row and a count, not its whole group."""
-        return bool(self.equivalent) and len(self.top_group or self.fastest) > MOST_NAMED
+        return bool(self.equivalent or self.not_told_apart) and len(self.top_group or self.fastest) > MOST_NAMED
 
     def headline(self) -> str:
         group = self.top_group or self.fastest
@@ -124,8 +135,10 @@ class Answer:
             others = len(group) - 1
             names = f"{self.fastest[0].name}, not told apart from {others} other row(s)"
             group = self.fastest[:1]
-        elif self.equivalent:  # not told apart: the group in the stated order, the same run after run
-            names = " or ".join(p.name for p in group) + " (equivalent here)"
+        elif self.not_told_apart:  # the group in the stated order, the same run after run; a decided tie is named so
+            names = " or ".join(p.name for p in group) + " (not told apart here)"
+        elif self.equivalent:  # decided tied: within the tie margin
+            names = " or ".join(p.name for p in group) + f" (equivalent here: tied within {self.tie_margin:.0%})"
         else:
             names = " = ".join(p.name for p in group) or "-"
             if len(group) > 1:
@@ -168,6 +181,9 @@ class Answer:
             out += [f"    {line}" for line in self.config]
             if (order := self._order_note()) is not None:
                 out.append(f"  {order}")
+            for status in self.config_status.values():  # a line not decided says so here, never by its absence
+                if not status["decided"]:
+                    out.append(f"    {status['why']}")
             if self.config_checked:  # `run`'s connection with exactly these lines
                 out.append(f"  {self.config_checked}")
         if self.config_note:
@@ -200,18 +216,18 @@ class Answer:
         what = f"your ssh's default ({d.name}{kex})"
         ratio, ci = d.relative_to_fastest, d.relative_to_fastest_ci95
         ranked_first = any((p.cipher, p.mac, p.kex) == (d.cipher, d.mac, d.kex) for p in self.fastest)
-        if self.default_is_fastest and not ranked_first and ratio is not None and ratio > 1 + self.tie_margin:
-            # Only not told apart, its median well behind: a noisy 3-round --full grouped chacha20-poly1305 at 1.41x
-            # (0.72-2.76) with the first row, and "among the fastest: no change needed" hid the 1.41.
-            interval = f" ({format_factor(ci[0])}-{format_factor(ci[1])})" if ci else ""
-            line = f"{what}: {format_factor(ratio)}x{interval} as long, not told apart"
-        elif self.default_is_fastest:
-            if self.equivalent:  # the shorter sentence: the line fits 100 columns with the longest default name
-                line = f"{what} is among the fastest: no change needed"
-            else:
-                line = f"{what} is the fastest: configuring buys nothing measurable here"
+        interval = f" ({format_factor(ci[0])}-{format_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
+        if ranked_first:
+            line = f"{what} is the fastest: configuring buys nothing measurable here"
+        elif self._is_default(self.equivalent):  # the shorter sentence: the line fits 100 columns
+            line = f"{what} is among the fastest (tied): no change needed"
+        elif self.default_is_fastest:  # not told apart, its median within the tie margin: it keeps its place
+            line = f"{what}: {format_factor(ratio or 1.0)}x{interval}, not told apart: no change"
+        elif ratio is not None and (self._is_default(self.not_told_apart) or (ci is not None and ci[0] <= 1.0)):
+            # Not decided, and an interval down to 1 or below is no "takes N x as long": a noisy 3-round --full grouped
+            # chacha20 at 1.41x (0.72-2.76) with the first row, and another run printed "takes 1.73x (0.70-4.23)".
+            line = f"{what}: {format_factor(ratio)}x{interval} as long, not decided"
         elif ratio is not None:
-            interval = f" ({format_factor(ci[0])}-{format_factor(ci[1])})" if ci and ci != [1.0, 1.0] else ""
             line = f"{what} takes {format_factor(ratio)}x{interval} as long"
         else:
             line = f"{what}: no valid trial"
@@ -221,6 +237,7 @@ class Answer:
         return {
             "fastest": [p.to_json() for p in self.fastest],
             "equivalent": [p.to_json() for p in self.equivalent],
+            "not_told_apart": [p.to_json() for p in self.not_told_apart],
             "tied": len(self.fastest) > 1,
             "tie_margin": self.tie_margin,
             "default": None
@@ -239,6 +256,7 @@ class Answer:
             "config": "\n".join(self.config) if self.config else None,
             "config_note": self.config_note,
             "config_checked": self.config_checked,
+            "config_status": self.config_status,
             "policy": self.policy,
             "undecided": self.undecided,
             "advice": self.advice,

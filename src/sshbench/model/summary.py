@@ -349,6 +349,17 @@ def run_rankings(result: RunResult) -> dict[tuple[str, str], stats.Ranking[Combi
     return cached(result, "rankings", lambda: rankings(result.trials, tie_margin(result)))
 
 
+def pair_estimate(result: RunResult, faster: Combination, slower: Combination) -> stats.RatioEstimate | None:
+    """`faster`'s throughput over `slower`'s, as the run's ranking estimates any two of its rows (the model of the run
+    where it held, else their own paired rounds); None where either is not ranked (another implementation pair)."""
+    pair = implementation_pair(faster)
+    ranking = run_rankings(result).get(pair)
+    rates = _rates_by_pair(result.trials).get(pair, {})
+    if ranking is None or faster not in rates or slower not in rates or implementation_pair(slower) != pair:
+        return None
+    return stats.estimator(rates, ranking.model)(faster, slower)
+
+
 def undecided(result: RunResult) -> list[stats.PairDecision[Combination]]:
     """The neighbouring pairs the run could not decide, fastest pair first."""
     return [p for ranking in run_rankings(result).values() for p in stats.undecided_pairs(ranking)]

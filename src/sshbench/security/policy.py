@@ -38,21 +38,28 @@ def _best_by(summaries: list[Summary], key) -> dict[str, Summary]:
 
 
 def group_order(
-    rows: list[Summary], kind: str, defaults: dict[str, list[str]] | None, levels: dict[str, int] | None = None
+    rows: list[Summary],
+    kind: str,
+    defaults: dict[str, list[str]] | None,
+    levels: dict[str, int] | None = None,
+    after_first: frozenset[str] = frozenset(),
 ) -> Callable[[str, Summary], tuple]:
     """The sort key of the config lines: groups in the ranking's decided order (summary.Summary.group: the
     neighbours a run could not order, or tied, share one), and inside a group your ssh's own default order
     (names it does not offer by default after them, by name), so that two runs that cannot tell aes128-gcm
     from aes256-gcm paste the same line, the order ssh would pick anyway. Runs stored before the defaults were
     recorded: the ranking's order inside a group. `levels`: each name's group by factor (a cipher x MAC run,
-    model/factor_ranking.py: a cipher from all its MACs' rows) in place of its best row's group."""
+    model/factor_ranking.py: a cipher from all its MACs' rows) in place of its best row's group. `after_first`: names
+    of the first group placed right after it (only_not_told_apart: your ssh's own choice the run did not show fast)."""
     position = {id(s): i for i, s in enumerate(rows)}
     preference = (defaults or {}).get(kind)
 
     def key(name: str, s: Summary) -> tuple:
-        group = s.group if s.group is not None else len(rows)
+        group: float = s.group if s.group is not None else len(rows)
         if levels is not None:
             group = levels[name] if name in levels else len(levels) + group
+        if name in after_first and group == 0:
+            group = 0.5  # behind the first group, ahead of the second: where its median puts it
         pair = summary.implementation_order(s.combination)
         if preference is None:
             return (pair, group, position[id(s)], name)
@@ -60,6 +67,23 @@ def group_order(
         return (pair, group, not known, preference.index(name) if known else 0, name)
 
     return key
+
+
+def only_not_told_apart(
+    result: RunResult, best: dict[str, Summary], kind: str, defaults: dict[str, list[str]] | None
+) -> frozenset[str]:
+    """Absence of evidence never changes a recommendation. Your ssh's own first choice of `kind` (chacha20-poly1305
+    for ciphers), where its best row is in the first group only because the run could not tell it apart from the
+    first row (not ranked first, not decided tied with it, its median beyond the tie margin): a noisy minute put it
+    there at 1.64x (0.97-2.77), and the Ciphers line, which every other run wrote, was dropped as "no change needed".
+    Such a name is placed after the first group, where its median puts it; the answer marks the line not decided."""
+    names = (defaults or {}).get(kind) or []
+    s = best.get(names[0]) if names else None
+    if s is None or s.group != 0 or s.rank == 1 or s.relative_to_fastest is None:
+        return frozenset()
+    margin, ci = summary.tie_margin(result), s.relative_to_fastest_ci95
+    tied = ci is not None and 1 / (1 + margin) <= ci[0] and ci[1] <= 1 + margin
+    return frozenset() if tied or s.relative_to_fastest <= 1 + margin else frozenset({names[0]})
 
 
 def _rate(s: Summary | None) -> str:
@@ -171,7 +195,8 @@ def _build(
     mac_best.update({k: v for k, v in _best_by(with_mac, lambda s: s.combination.mac).items() if k not in mac_best})
     defaults = client_defaults(result.environment)
     factors = factor_ranking.factor_answer(result)
-    mac_key = group_order(valid, "mac", defaults, factors.macs.rank if factors else None)
+    mac_late = only_not_told_apart(result, mac_best, "mac", defaults)
+    mac_key = group_order(valid, "mac", defaults, factors.macs.rank if factors else None, mac_late)
     for name, s in sorted(mac_best.items(), key=lambda kv: mac_key(*kv)):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
@@ -196,7 +221,8 @@ def _build(
         {k: v for k, v in _best_by(valid, lambda s: s.combination.cipher).items() if k not in cipher_best}
     )
     aead = {s.combination.cipher for s in valid if s.combination.mac == IMPLICIT_MAC}
-    cipher_key = group_order(valid, "cipher", defaults, factors.ciphers.rank if factors else None)
+    cipher_late = only_not_told_apart(result, cipher_best, "cipher", defaults)
+    cipher_key = group_order(valid, "cipher", defaults, factors.ciphers.rank if factors else None, cipher_late)
     for name, s in sorted(cipher_best.items(), key=lambda kv: cipher_key(*kv)):  # groups, then ssh's order
         verdict = algorithm_verdict("cipher", name, strict.negotiated)
         cipher_mac = "" if s.combination.mac == IMPLICIT_MAC else s.combination.mac

@@ -25,7 +25,7 @@ from sshbench.store.record_json import BadField, describe, from_plain, matches, 
 # Of the JSON document (the SQLite schema has its own). 2 (docs/results-json.md, "Schema versions"): the
 # steady-state clock (`mib_s` / `data_s` of a trial with `data_clock` "steady-state" leave the start-up out) and
 # `relative_to_fastest` as the paired ratio to the row ranked first.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3 (issue 64): `answer.equivalent` only for decided ties; `not_told_apart`, `config_status`
 
 
 def to_document(result: RunResult) -> dict:
