@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sshbench.cli.common import check_writable, parse_percentage
+from sshbench.cli.common import check_writable, parse_percentage, write_output
 from sshbench.cli.run import measure
 from sshbench.cli.run_options import add_run_options, check_args, given_options, settings_from_args
 from sshbench.errors import SshbenchError, UsageError
@@ -22,7 +22,7 @@ from sshbench.measure.spec import RunSpec
 from sshbench.model import gate, gate_stored
 from sshbench.openssh import builds
 from sshbench.report import check as check_report
-from sshbench.report import json_export
+from sshbench.report import dashboards, json_export
 from sshbench.results import RunResult
 from sshbench.settings import RunSettings
 from sshbench.store.document import result_from_document
@@ -197,7 +197,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_args(args, given)
     if args.json_stream or args.resume or args.preset or args.seeds:
         raise UsageError("check prints its own lines: --json-stream, --resume, --preset and --seeds are for `run`")
-    for path in (args.json, args.markdown, args.junit):
+    for path in (args.json, args.markdown, args.junit, args.bmf, args.gab):
         check_writable(path)
     recorder = RunRecorder.for_run(args.db, None, typed=given)
     reference = _load_reference(args.against, recorder.store) if args.against else None
@@ -255,6 +255,10 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
             atomic_write(args.markdown, check_report.markdown(found, args.inconclusive))
         if args.junit:
             atomic_write(args.junit, check_report.junit(found, args.inconclusive))
+        if args.bmf:
+            write_output(dashboards.text(dashboards.check_bmf(found)), args.bmf, out)
+        if args.gab:
+            write_output(dashboards.text(dashboards.check_gab(found)), args.gab, out)
     except (OSError, SshbenchError) as e:
         err.print(f"sshbench: error: {e}", highlight=False, markup=False)
         return 1

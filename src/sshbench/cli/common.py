@@ -117,6 +117,30 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the conclusion block")
 
 
+def add_result_file_options(parser: argparse.ArgumentParser) -> None:
+    """`run`'s (and so `check`'s) results as files: the whole run as JSON, and what dashboards ingest
+    (report/dashboards.py: a run's rows, a check's NEW/OLD)."""
+    parser.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
+    parser.add_argument(
+        "--json-stream",
+        action="store_true",
+        help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
+        "(docs/results-json.md); the human report is not printed",
+    )
+    parser.add_argument(
+        "--bmf",
+        metavar="FILE",
+        help="also write Bencher Metric Format JSON: each row's median MiB/s and CPU s/GiB with their 95%% CIs "
+        "(check: each row's and all rows' NEW/OLD with its interval)",
+    )
+    parser.add_argument(
+        "--gab",
+        metavar="FILE",
+        help="also write github-action-benchmark JSON (tool: customBiggerIsBetter): each row's median MiB/s, its "
+        "95%% CI as range and extra (check: NEW/OLD)",
+    )
+
+
 def parse_percentage(text: str, option: str, example: str, most: float, below: bool = False) -> float:
     """`5%` (or `5`, or `0.5%`) as a fraction, for `option` (`--tie`, `--threshold`); UsageError unless from 0 to
     `most` (`below`: strictly under it)."""
