@@ -25,6 +25,7 @@ from sshbench.report import check as check_report
 from sshbench.report import dashboards, json_export
 from sshbench.results import RunResult
 from sshbench.settings import RunSettings
+from sshbench.store import setups
 from sshbench.store.document import result_from_document
 from sshbench.store.recorder import RunRecorder
 from sshbench.store.sqlite import Store
@@ -140,35 +141,14 @@ def _load_reference(ref: str, store: Store) -> RunResult:
 
 
 def _history(store: Store, reference: RunResult, exclude: int | None) -> list[tuple[RunResult, RunResult]]:
-    """Consecutive pairs of stored runs of the reference's set-up on its host (a check that decided a regression
-    is not the same set-up): what the run-to-run scatter is taken from."""
-    host = reference.environment.get("hostname")
-    rows = {gate.row_key(c) for c in reference.combinations}
-    candidates = [
-        r
-        for r in store.list_runs()
-        if r.hostname == host and r.status == "complete" and r.id != exclude and r.kind == "throughput"
-    ][-HISTORY_RUNS * 3 :]
-    same: list[RunResult] = []
-    for stored in reversed(candidates):  # the newest first: no more runs loaded (with their trials) than are kept
-        if len(same) == HISTORY_RUNS:
-            break
-        try:
-            run = store.load_result(stored.id)
-        except SshbenchError:
-            continue
-        if {gate.row_key(c) for c in run.combinations} != rows or _setup(run) != _setup(reference):
-            continue
-        if (run.environment.get(CHECK_KEY) or {}).get("decision") == gate.REGRESSION:
-            continue
-        same.append(run)
-    same.reverse()
+    """Consecutive pairs of stored runs of the reference's set-up (store/setups.py; a check that decided a regression
+    is left out: its change is no scatter): what the run-to-run scatter is taken from."""
+
+    def regression(run: RunResult) -> bool:
+        return (run.environment.get(CHECK_KEY) or {}).get("decision") == gate.REGRESSION
+
+    same = setups.runs_of_setup(store, reference, HISTORY_RUNS, HISTORY_RUNS * 3, exclude, regression)
     return list(zip(same, same[1:], strict=False))
-
-
-def _setup(run: RunResult) -> tuple:
-    s = run.settings
-    return (s.ssh, s.sshd, s.server, s.link, s.tool, s.direction, s.payload, s.sink, s.compression, s.server_cpu)
 
 
 def _side_by_side_names(

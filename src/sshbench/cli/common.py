@@ -83,7 +83,7 @@ def check_writable_dir(path: str | None) -> None:
 
 
 # Commands that only read the store: they never create it, and an explicit --db must exist.
-READ_ONLY_COMMANDS = {"runs", "report", "compare", "export", "recommend", "audit", "algorithms"}
+READ_ONLY_COMMANDS = {"runs", "report", "compare", "export", "recommend", "audit", "algorithms", "history"}
 
 
 def check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
