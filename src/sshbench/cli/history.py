@@ -26,8 +26,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "payload, sink, compression and CPU quota: what `check --against` compares with), oldest first: each\n"
         "run's median MiB/s with its interval, the change points found in them (ruptures; docs/history.md) and\n"
         "what the store says differs between the runs either side of each.",
-        epilog="examples:\n  sshbench history                 the latest run's set-up\n"
-        "  sshbench history 12 --html h.html   run 12's set-up, with the chart",
+        epilog="examples:\n  sshbench history                     the latest run's set-up\n"
+        "  sshbench history 12 --html h.html    run 12's set-up, with the chart",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run", nargs="?", default="latest", help="a stored run whose set-up to show (default: latest)")
