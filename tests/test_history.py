@@ -135,6 +135,15 @@ def test_options_that_are_not_the_set_up_are_named_when_they_differ() -> None:
     words = history.differences(before, after)
     assert f"option budget_s {DEFAULT_BUDGET_S} -> 90.0" in words and "kernel - -> 6.1.0-99" in words
     assert not any("seed" in w for w in words)
+    defaults = {"negotiated": {"kex": "sntrup761x25519-sha512"}, "lists": {"kex": ["sntrup761x25519-sha512", "curve25519-sha256"]}}  # fmt: skip
+    before.environment = {**before.environment, "client_default_algorithms": defaults}
+    after.environment = {**after.environment, "client_default_algorithms": {
+        "negotiated": {"kex": "mlkem768x25519-sha256"},
+        "lists": {"kex": ["mlkem768x25519-sha256", "sntrup761x25519-sha512", "curve25519-sha256"]},
+    }}  # fmt: skip
+    words = history.differences(before, after)
+    assert "ssh's default algorithms: negotiated.kex sntrup761x25519-sha512 -> mlkem768x25519-sha256" in words
+    assert "ssh's default algorithms: lists.kex +mlkem768x25519-sha256" in words
     assert history.differences(before, replace(before)) == []
 
 

@@ -177,18 +177,32 @@ def _plain(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def _leaves(value: object, prefix: str = "") -> dict[str, object]:
+    """A nested record's leaves by dotted key (`negotiated.kex`): what changed inside it is named, not all of it."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    out: dict[str, object] = {}
+    for key, inner in value.items():
+        out.update(_leaves(inner, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def _changed(name: str, a: object, b: object) -> str:
+    if isinstance(a, list) and isinstance(b, list):  # an algorithm list: what came and went, not both lists
+        moved = [f"+{x}" for x in b if x not in a] + [f"-{x}" for x in a if x not in b]
+        return f"{name} {' '.join(moved) or 'reordered'}"
+    return f"{name} {_plain(a)} -> {_plain(b)}"
+
+
 def differences(before: RunResult, after: RunResult) -> list[str]:
     """What the store says differs between two runs of one set-up: versions, CPU, kernel, the ssh's defaults (its
     kex among them), and the options that are not the set-up's own (rounds, budget, sizes)."""
     out = []
     for key, name in ENVIRONMENT:
-        a, b = before.environment.get(key), after.environment.get(key)
-        if a != b:
-            if isinstance(a, dict) and isinstance(b, dict):  # name only what changed inside
-                changed = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-                out += [f"{name}: {k} {_plain(a.get(k))} -> {_plain(b.get(k))}" for k in changed]
-            else:
-                out.append(f"{name} {_plain(a)} -> {_plain(b)}")
+        a, b = _leaves(before.environment.get(key)), _leaves(after.environment.get(key))
+        for leaf in sorted(a.keys() | b.keys()):
+            if a.get(leaf) != b.get(leaf):
+                out.append(_changed(f"{name}{': ' + leaf if leaf else ''}", a.get(leaf), b.get(leaf)))
     for f in dataclasses.fields(before.settings):
         a, b = getattr(before.settings, f.name), getattr(after.settings, f.name)
         if f.name not in NOT_OPTIONS and a != b:
