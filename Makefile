@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TEST_PACKAGES := rsync iproute2 chromium dropbear-bin rclone lftp nftables tmux netcat-openbsd \
 	autoconf automake gcc make libssl-dev zlib1g-dev
 
-.PHONY: setup sysdeps bench examples lint test test-fast clean
+.PHONY: setup sysdeps bench examples lint test test-fast fuzz clean
 
 sysdeps:
 	@sh scripts/ensure-system-deps.sh
@@ -59,6 +59,12 @@ test: setup
 # `e2e`); for the edit-test loop. `make test` runs both tiers.
 test-fast: $(BIN)/sshbench
 	$(BIN)/python -m pytest -q -m "not e2e" -n 2
+
+# The property tests' search for new failing cases (`make test` runs them derandomized: tests/conftest.py): passes
+# under hypothesis's `fuzz` profile for FUZZ_SECONDS; a case it finds becomes an @example in its test.
+FUZZ_SECONDS ?= 300
+fuzz: $(BIN)/sshbench
+	$(BIN)/python scripts/fuzz.py --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -16,9 +16,23 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+
+# The property tests (hypothesis) run derandomized by default: every run draws the same cases (seeded from each
+# test's own source), so a CI turns red only when the code changes, never because a fresh run drew a case no earlier
+# one had. No example database either: a local .hypothesis/ left by `make fuzz` must not make this checkout's
+# `make test` differ from a fresh clone's; a case worth keeping becomes an `@example` in the test. No deadline and no
+# too-slow health check: both time the test on a shared machine, the one thing a fixed seed does not fix.
+# `make fuzz` (scripts/fuzz.py) selects `fuzz`: random seeds, many more cases, failures kept in .hypothesis/ and
+# replayed first on the next search.
+settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("fuzz", max_examples=1000, deadline=None, print_blob=True)
+settings.load_profile("ci")  # `pytest --hypothesis-profile fuzz` loads the other after this
 
 # The two tiers (`make test` runs both; `make test-fast` only the fast one: `pytest -m "not e2e"`).
 # A test is end-to-end when it, a fixture it uses or a helper of its module calls one of these: each

@@ -144,6 +144,8 @@ def test_fleet_columns_and_an_old_store_upgraded(tmp_path):
     [
         (["somehost"], "no HOST"),
         (["--json", "x.json"], "--json cannot be given"),
+        (["--bmf", "x.json"], "--bmf cannot be given"),
+        (["--gab", "x.json"], "--gab cannot be given"),
         (["--db", "x.db"], "--db cannot be given"),
         (["--bogus"], "unrecognized arguments"),
         (["--ciphers", ""], "--ciphers is empty"),

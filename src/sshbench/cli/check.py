@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sshbench.cli.common import check_writable, parse_percentage
+from sshbench.cli.common import check_writable, parse_percentage, write_output
 from sshbench.cli.run import measure
 from sshbench.cli.run_options import add_run_options, check_args, given_options, settings_from_args
 from sshbench.errors import SshbenchError, UsageError
@@ -22,9 +22,10 @@ from sshbench.measure.spec import RunSpec
 from sshbench.model import gate, gate_stored
 from sshbench.openssh import builds
 from sshbench.report import check as check_report
-from sshbench.report import json_export
+from sshbench.report import dashboards, json_export
 from sshbench.results import RunResult
 from sshbench.settings import RunSettings
+from sshbench.store import setups
 from sshbench.store.document import result_from_document
 from sshbench.store.recorder import RunRecorder
 from sshbench.store.sqlite import Store
@@ -140,35 +141,14 @@ def _load_reference(ref: str, store: Store) -> RunResult:
 
 
 def _history(store: Store, reference: RunResult, exclude: int | None) -> list[tuple[RunResult, RunResult]]:
-    """Consecutive pairs of stored runs of the reference's set-up on its host (a check that decided a regression
-    is not the same set-up): what the run-to-run scatter is taken from."""
-    host = reference.environment.get("hostname")
-    rows = {gate.row_key(c) for c in reference.combinations}
-    candidates = [
-        r
-        for r in store.list_runs()
-        if r.hostname == host and r.status == "complete" and r.id != exclude and r.kind == "throughput"
-    ][-HISTORY_RUNS * 3 :]
-    same: list[RunResult] = []
-    for stored in reversed(candidates):  # the newest first: no more runs loaded (with their trials) than are kept
-        if len(same) == HISTORY_RUNS:
-            break
-        try:
-            run = store.load_result(stored.id)
-        except SshbenchError:
-            continue
-        if {gate.row_key(c) for c in run.combinations} != rows or _setup(run) != _setup(reference):
-            continue
-        if (run.environment.get(CHECK_KEY) or {}).get("decision") == gate.REGRESSION:
-            continue
-        same.append(run)
-    same.reverse()
+    """Consecutive pairs of stored runs of the reference's set-up (store/setups.py; a check that decided a regression
+    is left out: its change is no scatter): what the run-to-run scatter is taken from."""
+
+    def regression(run: RunResult) -> bool:
+        return (run.environment.get(CHECK_KEY) or {}).get("decision") == gate.REGRESSION
+
+    same = setups.runs_of_setup(store, reference, HISTORY_RUNS, HISTORY_RUNS * 3, exclude, regression)
     return list(zip(same, same[1:], strict=False))
-
-
-def _setup(run: RunResult) -> tuple:
-    s = run.settings
-    return (s.ssh, s.sshd, s.server, s.link, s.tool, s.direction, s.payload, s.sink, s.compression, s.server_cpu)
 
 
 def _side_by_side_names(
@@ -197,7 +177,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_args(args, given)
     if args.json_stream or args.resume or args.preset or args.seeds:
         raise UsageError("check prints its own lines: --json-stream, --resume, --preset and --seeds are for `run`")
-    for path in (args.json, args.markdown, args.junit):
+    for path in (args.json, args.markdown, args.junit, args.bmf, args.gab):
         check_writable(path)
     recorder = RunRecorder.for_run(args.db, None, typed=given)
     reference = _load_reference(args.against, recorder.store) if args.against else None
@@ -255,6 +235,10 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
             atomic_write(args.markdown, check_report.markdown(found, args.inconclusive))
         if args.junit:
             atomic_write(args.junit, check_report.junit(found, args.inconclusive))
+        if args.bmf:
+            write_output(dashboards.text(dashboards.check_bmf(found)), args.bmf, out)
+        if args.gab:
+            write_output(dashboards.text(dashboards.check_gab(found)), args.gab, out)
     except (OSError, SshbenchError) as e:
         err.print(f"sshbench: error: {e}", highlight=False, markup=False)
         return 1

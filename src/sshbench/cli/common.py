@@ -95,7 +95,7 @@ def check_writable_dir(path: str | None) -> None:
 
 
 # Commands that only read the store: they never create it, and an explicit --db must exist.
-READ_ONLY_COMMANDS = {"runs", "report", "compare", "export", "recommend", "audit", "algorithms"}
+READ_ONLY_COMMANDS = {"runs", "report", "compare", "export", "recommend", "audit", "algorithms", "history"}
 
 
 def check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -127,6 +127,30 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     """`--wide` and `-q` of `run` and `report`: every column, or the conclusion block only."""
     parser.add_argument("--wide", action="store_true", help="the table with every column (default: what fits)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the conclusion block")
+
+
+def add_result_file_options(parser: argparse.ArgumentParser) -> None:
+    """`run`'s (and so `check`'s) results as files: the whole run as JSON, and what dashboards ingest
+    (report/dashboards.py: a run's rows, a check's NEW/OLD)."""
+    parser.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
+    parser.add_argument(
+        "--json-stream",
+        action="store_true",
+        help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
+        "(docs/results-json.md); the human report is not printed",
+    )
+    parser.add_argument(
+        "--bmf",
+        metavar="FILE",
+        help="also write Bencher Metric Format JSON: each row's median MiB/s and CPU s/GiB with their 95%% CIs "
+        "(check: each row's and all rows' NEW/OLD with its interval)",
+    )
+    parser.add_argument(
+        "--gab",
+        metavar="FILE",
+        help="also write github-action-benchmark JSON (tool: customBiggerIsBetter): each row's median MiB/s, its "
+        "95%% CI as range and extra (check: NEW/OLD)",
+    )
 
 
 def parse_percentage(text: str, option: str, example: str, most: float, below: bool = False) -> float:

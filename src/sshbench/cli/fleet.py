@@ -21,7 +21,14 @@ from sshbench.settings import TargetSpec
 from sshbench.targets import check_spec
 
 # `sshbench run` options that belong to the fleet itself: each host's result comes back into this store.
-FLEET_OWNED = {"json": "--json", "db": "--db", "resume": "--resume", "seeds": "--seeds"}
+FLEET_OWNED = {
+    "json": "--json",
+    "bmf": "--bmf",
+    "gab": "--gab",
+    "db": "--db",
+    "resume": "--resume",
+    "seeds": "--seeds",
+}
 # Why a fleet refuses --server-cpu (before any host runs) rather than passing it on.
 SERVER_CPU_REFUSED = (
     "--server-cpu cannot be given to a fleet: each host's result is its own CPU's crypto profile (what compare "

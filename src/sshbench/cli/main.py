@@ -11,14 +11,14 @@ import sys
 
 from rich.console import Console
 
-from sshbench.cli import algorithms, check, completion, crossover, fleet, latency, run, security, store
+from sshbench.cli import algorithms, check, completion, crossover, fleet, history, latency, run, security, store
 from sshbench.cli.common import check_common
 from sshbench.cli.parser import make_parser
 from sshbench.errors import Interrupted, SshbenchError
 from sshbench.host.measuring import one_measurement
 
 # Each command group: add_commands(sub) registers its subcommands with set_defaults(handler=...).
-COMMAND_GROUPS = (run, check, latency, algorithms, store, security, crossover, fleet, completion)
+COMMAND_GROUPS = (run, check, latency, algorithms, store, history, security, crossover, fleet, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,14 +18,14 @@ from rich.progress import (
 
 from sshbench.answers import answer
 from sshbench.cli import presets, run_notices
-from sshbench.cli.common import check_writable
+from sshbench.cli.common import check_writable, write_output
 from sshbench.cli.run_options import add_run_options, check_args, given_options, run_epilog, settings_from_args
 from sshbench.errors import SshbenchError
 from sshbench.measure.runner import Runner
 from sshbench.measure.spec import RunSpec
 from sshbench.model import summary
 from sshbench.recommend import config as recommend
-from sshbench.report import json_export, table
+from sshbench.report import formats, json_export, table
 from sshbench.report.json_stream import JsonStream
 from sshbench.results import RunResult, Trial
 from sshbench.store.recorder import RunRecorder
@@ -185,7 +185,8 @@ def measure(
 
 def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Console) -> int:
     # The results store: opened (and --resume checked) before anything is measured.
-    check_writable(args.json)  # before anything is measured, not after
+    for path in (args.json, args.bmf, args.gab):
+        check_writable(path)  # before anything is measured, not after
     recorder = RunRecorder.for_run(args.db, args.resume, typed=given)
     # The run's spec, made and checked once: a resumed run's stored settings, else the options given.
     spec = RunSpec.check(recorder.settings or settings_from_args(args))
@@ -198,13 +199,17 @@ def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Consol
         table.print_report(result, out, wide=args.wide, quiet=args.quiet)
     for notice in result.notices:  # after the report: its first lines are the conclusion
         err.print(f"sshbench: {notice}", highlight=False)
-    if args.json:
-        try:
+    try:
+        if args.json:
             json_export.write(result, args.json)
             err.print(f"sshbench: wrote {args.json}", highlight=False)
-        except SshbenchError as e:
-            err.print(f"sshbench: error: {e}", highlight=False, markup=False)
-            return result.exit_code or 1
+        for path, name in ((args.bmf, "bmf"), (args.gab, "gab")):  # what dashboards ingest (report/dashboards.py)
+            if path:
+                write_output(formats.render(result, name), path, out)
+                err.print(f"sshbench: wrote {path}", highlight=False, markup=False)
+    except SshbenchError as e:
+        err.print(f"sshbench: error: {e}", highlight=False, markup=False)
+        return result.exit_code or 1
     if result.error:
         measured = sum(1 for t in result.trials if not t.warmup)
         kept = f" ({measured} measured trials kept above)" if measured and "kept" not in result.error else ""

@@ -13,6 +13,7 @@ from sshbench.axis_values import comma_list
 from sshbench.cli.common import (
     add_db_option,
     add_output_options,
+    add_result_file_options,
     add_ssh_config_option,
     add_sshd_option,
     add_wait_option,
@@ -158,13 +159,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         help="compare the SHA-256 of what arrived with the payload's (default: on for file sinks)",
     )
     verify.add_argument("--no-verify", dest="verify", action="store_false", help="never compute checksums")
-    run.add_argument("--json", metavar="FILE", help="write settings, environment, summaries and every trial")
-    run.add_argument(
-        "--json-stream",
-        action="store_true",
-        help="one JSON object per line on stdout as the run goes: plan, each trial, then the summary "
-        "(docs/results-json.md); the human report is not printed",
-    )
+    add_result_file_options(run)
     add_wait_option(run)
     add_ssh_config_option(run)
     run.add_argument(

@@ -89,6 +89,17 @@ def _level(rates: dict[Combination, dict[int, float]], rows: list[Combination]) 
     return level, sum(_log_stats(list(rates[r].values()))[1] for r in rows) / len(rows) ** 2
 
 
+def run_level(run: RunResult) -> tuple[float, float, int] | None:
+    """The run's level over all its rows (mean log MiB/s, as `change` takes it), its variance and the rounds that
+    variance comes from (1: from the rows' own scatter): `sshbench history`'s value of a run. None: nothing measured."""
+    rates = {k: v for k, v in _by_round(run).items() if v}
+    if not rates:
+        return None
+    rows = sorted(rates)
+    level, variance = _level(rates, rows)
+    return level, variance, len(set.intersection(*(set(rates[r]) for r in rows)))
+
+
 def change(new: RunResult, old: RunResult) -> Change | None:
     """What changed from `old` to `new` (None: no common row)."""
     any_link = _one_link(new) and _one_link(old)

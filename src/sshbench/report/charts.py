@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-def _matplotlib():
+def load_matplotlib():
     """matplotlib, imported on first use: it takes ~1 s to import (0.9 s measured on a busy 2-core VM),
     which every `sshbench` command would otherwise pay, charts or not."""
     import matplotlib
@@ -94,11 +94,11 @@ def _labeller(combos: list[Combination]):
     return label
 
 
-def _render(fig: Figure, name: str, title: str) -> Chart:
+def render_chart(fig: Figure, name: str, title: str) -> Chart:
     svg, png = io.StringIO(), io.BytesIO()
     fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
     fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches="tight")
-    _matplotlib().pyplot.close(fig)
+    load_matplotlib().pyplot.close(fig)
     return Chart(name=name, title=title, svg=svg.getvalue(), png=png.getvalue())
 
 
@@ -112,7 +112,7 @@ def throughput_chart(summaries: list[Summary]) -> Chart | None:
         return None
     rows = rows[::-1]  # fastest at the top
     label = _labeller([s.combination for s in rows])
-    fig, ax = _matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows))))
+    fig, ax = load_matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows))))
     medians = [s.median_mib_s or 0.0 for s in rows]
     below = [s.median_mib_s - s.min_mib_s for s in rows]  # type: ignore[operator]
     above = [s.max_mib_s - s.median_mib_s for s in rows]  # type: ignore[operator]
@@ -138,7 +138,7 @@ def throughput_chart(summaries: list[Summary]) -> Chart | None:
     ax.set_xlim(0, max(s.max_mib_s or 0.0 for s in rows) * 1.15)
     ax.set_title("Throughput per combination")
     ax.grid(axis="x", alpha=0.3)
-    return _render(fig, "throughput", "Throughput per combination (median, min-max)")
+    return render_chart(fig, "throughput", "Throughput per combination (median, min-max)")
 
 
 def _main_slice(summaries: list[Summary]) -> list[Summary]:
@@ -162,10 +162,10 @@ def heatmap_chart(summaries: list[Summary]) -> Chart | None:
     if not values:
         return None
     masked = [[float("nan") if v is None else v for v in row] for row in grid]
-    fig, ax = _matplotlib().pyplot.subplots(
+    fig, ax = load_matplotlib().pyplot.subplots(
         figsize=(max(6.0, 1.6 * len(macs) + 4), max(3.0, 0.55 * len(ciphers) + 1.8))
     )
-    cmap = _matplotlib().colormaps["viridis"].with_extremes(bad="#dddddd")  # grey: a cell the run did not measure
+    cmap = load_matplotlib().colormaps["viridis"].with_extremes(bad="#dddddd")  # grey: a cell the run did not measure
     image = ax.imshow(masked, cmap=cmap, aspect="auto", vmin=0, vmax=max(values))
     ax.set_xticks(range(len(macs)), ["(implicit)" if m == IMPLICIT_MAC else m for m in macs], rotation=30, ha="right")
     ax.set_yticks(range(len(ciphers)), ciphers)
@@ -179,7 +179,7 @@ def heatmap_chart(summaries: list[Summary]) -> Chart | None:
     ax.set_xlabel("MAC")
     ax.set_ylabel("cipher")
     ax.set_title("Cipher x MAC, median MiB/s")
-    return _render(fig, "heatmap", "Cipher x MAC matrix (median MiB/s)")
+    return render_chart(fig, "heatmap", "Cipher x MAC matrix (median MiB/s)")
 
 
 def cpu_chart(summaries: list[Summary]) -> Chart | None:
@@ -188,7 +188,7 @@ def cpu_chart(summaries: list[Summary]) -> Chart | None:
         return None
     rows = rows[::-1]
     label = _labeller([s.combination for s in rows])
-    fig, ax = _matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows)) * 1.2))
+    fig, ax = load_matplotlib().pyplot.subplots(figsize=(9, _bar_height(len(rows)) * 1.2))
     ys = range(len(rows))
     height = 0.38
     ax.barh(
@@ -210,7 +210,7 @@ def cpu_chart(summaries: list[Summary]) -> Chart | None:
     ax.set_title("CPU cost per combination")
     ax.legend(loc="best")
     ax.grid(axis="x", alpha=0.3)
-    return _render(fig, "cpu", "CPU seconds per GiB, client and server")
+    return render_chart(fig, "cpu", "CPU seconds per GiB, client and server")
 
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmg]?)(?:bit|bps|b)?(?:/s)?\s*$", re.IGNORECASE)
@@ -240,7 +240,7 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
     bandwidths = {b for points in best.values() for b in points}
     if len(bandwidths) < 2:
         return None
-    fig, ax = _matplotlib().pyplot.subplots(figsize=(8, 5))
+    fig, ax = load_matplotlib().pyplot.subplots(figsize=(8, 5))
     for series, style in (("without compression", "o-"), ("with compression", "s--")):
         points = sorted(best.get(series, {}).items())
         if points:
@@ -248,19 +248,19 @@ def links_chart(summaries: list[Summary]) -> Chart | None:
     ax.set_xscale("log")
     # Ticks at the measured bandwidths, written as plain numbers (100, 1000), not powers of ten.
     ax.set_xticks(sorted(bandwidths), [f"{b:g}" for b in sorted(bandwidths)])
-    ax.xaxis.set_minor_formatter(_matplotlib().ticker.NullFormatter())
+    ax.xaxis.set_minor_formatter(load_matplotlib().ticker.NullFormatter())
     ax.set_xlabel("link bandwidth, Mbit/s (log scale)")
     ax.set_ylabel("throughput, MiB/s (fastest combination)")
     ax.set_title("Throughput against link bandwidth")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
-    return _render(fig, "links", "Throughput against link bandwidth, with and without compression")
+    return render_chart(fig, "links", "Throughput against link bandwidth, with and without compression")
 
 
 def make_charts(result: RunResult) -> list[Chart]:
     # the user's rows: --remedies' rows are answered in a block of their own (answers.remedies), as in the table
     summaries = [s for s in summary.summaries(result) if not s.combination.remedy]
-    with _matplotlib().rc_context(STYLE):
+    with load_matplotlib().rc_context(STYLE):
         charts = [throughput_chart(summaries), heatmap_chart(summaries), cpu_chart(summaries), links_chart(summaries)]
     return [c for c in charts if c is not None]
 

@@ -34,6 +34,13 @@ def print_block(result: RunResult, console: Console) -> bool:
     return True
 
 
+def block_lines(result: RunResult) -> list[str]:
+    """The block as `print_block` prints it into a pipe (no line wrapped); [] where the run has no valid row. What
+    docs/examples/ pages are checked against (tests/test_examples.py)."""
+    found = answers.compute(result)
+    return [*found.lines(), *_build_lines(result)] if found is not None else []
+
+
 def _print(console: Console, line: str, style: str, wrap: bool = True) -> None:
     if not (wrap and console.is_terminal and len(line) > console.width):
         console.print(Text(line, style=style), soft_wrap=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from sshbench.report import csv_export, html, json_export, markdown, table
+from sshbench.report import csv_export, dashboards, html, json_export, markdown, table
 from sshbench.results import RunResult
 
 TABLE_WIDTH = 160  # the terminal table written to a file: wide enough that no column is folded
@@ -47,6 +47,12 @@ FORMATS: dict[str, ReportFormat] = {
         ReportFormat("csv", "one row per combination, full precision", csv_export.render),
         ReportFormat("json", "the run's JSON document (docs/results-json.md)", _json_text),
         ReportFormat("html", "one self-contained HTML file with charts", html.render),
+        ReportFormat(
+            "bmf", "Bencher Metric Format: each row's MiB/s and CPU with their 95% CIs", dashboards.render_bmf
+        ),
+        ReportFormat(
+            "gab", "github-action-benchmark's customBiggerIsBetter list: MiB/s per row", dashboards.render_gab
+        ),
     )
 }
 

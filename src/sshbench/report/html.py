@@ -68,7 +68,7 @@ def _how_measured(result: RunResult) -> str:
     return HOW_MEASURED.format(clock=STEADY_CLOCK_TEXT.format(omit=f"{omit:g} s" if omit else "fraction of a second"))
 
 
-def _table(
+def table(
     header: list[str], rows: list[list[str]], numeric: list[bool], table_id: str = "", css_class: str = ""
 ) -> str:
     attrs = (f' id="{table_id}"' if table_id else "") + (f' class="{css_class}"' if css_class else "")
@@ -85,7 +85,7 @@ def _env_table(result: RunResult) -> str:
     return f'<table class="env" id="environment">{rows}</table>'
 
 
-def _figure(chart: charts.Chart) -> str:
+def figure(chart: charts.Chart) -> str:
     data = base64.b64encode(chart.svg.encode()).decode()
     return (
         f'<figure class="chart" id="chart-{escape(chart.name)}"><img alt="{escape(chart.title)}" '
@@ -105,7 +105,7 @@ def _baselines(baselines: dict | None) -> str:
     # `run --why`: each resource's sensitivity with its 95% CI, one line per row experimented on (the
     # rounds' rates stay in the JSON)
     rows += [["why (sensitivity)", line] for line in sensitivity.summary_lines(baselines.get("why"))]
-    return _table(["baseline", "value"], rows, [False, False], table_id="baselines")
+    return table(["baseline", "value"], rows, [False, False], table_id="baselines")
 
 
 def render(result: RunResult) -> str:
@@ -118,7 +118,7 @@ def render(result: RunResult) -> str:
     parts.append("<h2>Results, fastest first</h2>")
     if report.rows:
         cols, rows = ranked.ranked(report)
-        parts.append(_table([c.title for c in cols], rows, [c.numeric for c in cols], table_id="results"))
+        parts.append(table([c.title for c in cols], rows, [c.numeric for c in cols], table_id="results"))
         notes = "".join(f"<li>{escape(line)}</li>" for line in decision_lines(result, wide=True))
         parts.append(f'<ul class="decisions">{notes}</ul>')
     else:
@@ -128,12 +128,12 @@ def render(result: RunResult) -> str:
 
     chart_list = charts.make_charts(result)
     parts.append("<h2>Charts</h2>")
-    parts += [_figure(c) for c in chart_list] or ["<p>Nothing to chart.</p>"]
+    parts += [figure(c) for c in chart_list] or ["<p>Nothing to chart.</p>"]
 
     if report.handshakes:
         parts.append("<h2>Connection set-up (ssh with no data)</h2>")
         header, numeric = ranked.HANDSHAKE_HEADER, [False, True, True, True, True]
-        parts.append(_table(header, ranked.handshake_rows(report), numeric, table_id="handshakes"))
+        parts.append(table(header, ranked.handshake_rows(report), numeric, table_id="handshakes"))
 
     parts.append("<h2>Baselines</h2>")
     parts.append(_baselines(baseline_analysis.document(result)))
@@ -141,9 +141,14 @@ def render(result: RunResult) -> str:
     parts.append("<h2>How it was measured</h2>")
     parts.append(f"<p>{_how_measured(result)}</p>")
     settings = [[k, "-" if v is None else str(v)] for k, v in result.settings_json().items()]
-    parts.append(_table(["setting", "value"], settings, [False, False], table_id="settings"))
+    parts.append(table(["setting", "value"], settings, [False, False], table_id="settings"))
     parts.append(f"<p>sshbench {escape(__version__)}; {len(result.trials)} trials stored.</p>")
 
+    return page(title, parts)
+
+
+def page(title: str, parts: list[str]) -> str:
+    """A self-contained page (a run's report, `history --html`): inline CSS, charts as data: URIs."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
