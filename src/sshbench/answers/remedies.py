@@ -99,20 +99,23 @@ def _compute(result: RunResult) -> RemedyAnswer | None:
     settings = result.settings
     if not remedy_rows and not settings.remedies_on():
         return None
+    # the user's own set-up: the first --ssh with the first --sshd (what they have), whatever builds the run added
+    own_builds = _own_builds(result)
     own = [s for s in rows if not s.combination.remedy]
+    yours = [s for s in own if own_builds is None or (s.combination.ssh_build, s.combination.sshd_build) == own_builds]
     by_round = summary.rates_by_round(result.trials)
     tie = summary.tie_margin(result)
     conditions = {_condition(s.combination) for s in own}
     found: list[Remedy] = []
     references: list[Summary] = []
     for s in remedy_rows:
-        ref = _reference_of(s.combination, own)
+        ref = _reference_of(s.combination, yours or own)
         if ref is None:
             continue
         references.append(ref)
         what = REMEDY_NAMES.get(s.combination.remedy, s.combination.remedy).format(streams=s.combination.streams)
         found.append(_versus(s, ref, what, by_round, tie, _where(s.combination, conditions)))
-    reference = references[0] if references else _first_reference(own)
+    reference = references[0] if references else _first_reference(yours or own, result)
     if reference is None:
         return None
     answer = compute_answer(result)
@@ -158,19 +161,28 @@ def _reference_of(c: Combination, own: list[Summary]) -> Summary | None:
         and s.combination.streams == 1
         and s.combination.compression == "none"
     ]
-    first = own[0].combination if own else None
-    candidates.sort(
-        key=lambda s: (
-            first is not None
-            and (s.combination.ssh_build, s.combination.sshd_build) != (first.ssh_build, first.sshd_build),
-            s.combination.kex != c.kex,
-        )
-    )
+    candidates.sort(key=lambda s: s.combination.kex != c.kex)
     return candidates[0] if candidates else None
 
 
-def _first_reference(own: list[Summary]) -> Summary | None:
-    return next((s for s in own if s.combination.streams == 1 and s.combination.compression == "none"), None)
+def _own_builds(result: RunResult) -> tuple[str, str] | None:
+    """The first pairing's (ssh_build, sshd_build) of a build sweep (the first --ssh to the first --sshd: what the user
+    has); None without one. Over --link lfn1g with HPN-SSH builds added, the rows' fastest (the HPN-SSH pairing, 113
+    MiB/s) was taken for the user's set-up and "-P 4" read 0.42x against it."""
+    pairings = ((result.environment or {}).get("builds") or {}).get("pairings") or []
+    if not pairings or not isinstance(pairings[0], dict):
+        return None
+    return (pairings[0].get("ssh_build", ""), pairings[0].get("sshd_build", ""))
+
+
+def _first_reference(own: list[Summary], result: RunResult) -> Summary | None:
+    """The user's own row where no remedy names one: what a connection with no options negotiates, if measured."""
+    plain = [s for s in own if s.combination.streams == 1 and s.combination.compression == "none"]
+    recorded = ((result.environment or {}).get("client_default_algorithms") or {}).get("negotiated") or {}
+    default = [
+        s for s in plain if (s.combination.cipher, s.combination.mac) == (recorded.get("cipher"), recorded.get("mac"))
+    ]
+    return next(iter(default or plain), None)
 
 
 def _is_pick(s: Summary, pick) -> bool:

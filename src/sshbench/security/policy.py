@@ -200,7 +200,8 @@ def _build(
     for name, s in sorted(mac_best.items(), key=lambda kv: mac_key(*kv)):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
-            rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher))
+            first = mac_key(name, s)[1] == 0
+            rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher, first_group=first))
         else:
             leave_out(
                 "mac",
@@ -245,7 +246,8 @@ def _build(
                 "CBC with the -etm MACs on the MACs line is Terrapin-affected (CVE-2023-48795) without strict kex",
             )
         else:
-            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, cipher_mac))
+            first = cipher_key(name, s)[1] == 0
+            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, cipher_mac, first_group=first))
     if not rec.ciphers:
         raise NothingAllowed(
             f"none of the measured ciphers meets policy {policy} "
