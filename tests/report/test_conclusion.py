@@ -256,3 +256,26 @@ def test_rows_that_differ_only_in_kex_are_named_with_it() -> None:
     assert f"chacha20-poly1305@openssh.com (kex {KEX.removesuffix('@openssh.com')})" in headline, headline
     assert found.advice is not None and "chacha20-poly1305 (kex " in found.advice, found.advice
     assert "kex_shown" not in found.to_json()["fastest"][0]  # the JSON's picks keep their keys
+
+
+def test_a_run_says_whether_it_agrees_with_the_earlier_runs_of_its_set_up() -> None:
+    """Issue 64: five runs wrote the Ciphers line, the sixth (a noisier minute) did not; each answered from its own
+    minute alone. A run now holds its answer against the earlier comparable runs (answers/agreement.py)."""
+    from sshbench.answers import agreement
+
+    decided = [_run({GCM128: [900, 880, 910], CHACHA: [500, 490, 520]}) for _ in range(3)]
+    noisy = _run({GCM128: [900, 500, 1000], CHACHA: [600, 560, 620]})  # chacha20 not told apart, 1.3x at the median
+    same = agreement.agreement(noisy, decided)
+    assert same is not None and same.runs == 3 and same.agrees  # the same line, here with a not-decided status
+    line = same.line()
+    assert line.startswith("agrees with the 3 earlier runs of this set-up: the same config lines (there decided, here")
+    assert "your default 1.29x here, 1.78x there" in line, line
+    upgraded = replace(noisy, environment={**noisy.environment, "server_ssh_version": "OpenSSH_10.0"})
+    assert agreement.agreement(upgraded, decided) is None  # another sshd: a change to see, not a run to agree with
+    near = _run({GCM128: [700, 450, 760], CHACHA: [690, 470, 740]})  # its default keeps its place: no line
+    differs = agreement.agreement(near, decided)
+    assert differs is not None and not differs.agrees
+    assert differs.line().startswith(f"differs from the 3 earlier runs of this set-up: 3 wrote Ciphers ^{GCM128}")
+    noisy.environment[answer.AGREEMENT_KEY] = same.to_json()
+    found = answer._compute(noisy)
+    assert found is not None and f"  {line}" in found.lines()

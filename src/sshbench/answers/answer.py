@@ -26,6 +26,8 @@ from sshbench.security import policy as policies
 from sshbench.units import format_factor
 
 SLOW_REMARK = 2.0  # the slowest row is named when it takes at least this many times as long as the fastest
+# environment: this run against the store's earlier runs of its set-up (answers/agreement.py), recorded at its end
+AGREEMENT_KEY = "earlier_runs_agreement"
 CHECKED_KEY = "conclusion_config_checked"  # environment: what `run`'s check of the config lines said
 CHECKED_LINES_KEY = "conclusion_config_checked_lines"  # environment: the lines that check connected with
 
@@ -57,6 +59,7 @@ def _compute(result: RunResult) -> Answer | None:
         config_checked=result.environment.get(CHECKED_KEY),
         factors=factor_ranking.factor_answer(result),
         disturbed=disturbed_rounds(result.trials),
+        earlier_runs=_earlier_line(result),
     )
     kex_apart([*answer.fastest, *answer.equivalent, *answer.not_told_apart])
     _default(answer, result, rows, fastest[0])
@@ -96,8 +99,11 @@ def _stale_check(answer: Answer, result: RunResult) -> None:
 def _why(answer: Answer, result: RunResult, top: Combination) -> None:
     """The `--why` experiments' verdict for the fastest row replaces the inferred one where there is one."""
 
-    found = sensitivity.verdict_for((result.baselines or {}).get("why"), asdict(top))
+    why = (result.baselines or {}).get("why")
+    found = sensitivity.verdict_for(why, asdict(top))
     if found is None or found.get("kind") == "not-measured":
+        if isinstance(why, dict) and isinstance(why.get("skipped"), str):  # said where the verdict is (--full)
+            answer.bound_by_skipped = why["skipped"]
         return
     answer.bound_by, answer.bound_by_method, answer.bound_by_title = found["kind"], "experiment", found.get("title")
     answer.bound_by_evidence, answer.bound_by_explanation = found.get("line"), found.get("help")
@@ -166,6 +172,11 @@ def _config(answer: Answer, result: RunResult, top: Summary) -> None:
         )
     elif not lines:
         answer.config_note = "nothing to paste: your ssh's defaults already offer the fastest first"
+
+
+def _earlier_line(result: RunResult) -> str | None:
+    found = result.environment.get(AGREEMENT_KEY)  # an imported document may hold anything here
+    return found.get("line") if isinstance(found, dict) and isinstance(found.get("line"), str) else None
 
 
 def _tied_with_first(s: Summary, result: RunResult) -> bool:

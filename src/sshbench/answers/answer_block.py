@@ -97,6 +97,7 @@ class Answer:
     bound_by_explanation: str | None = None
     bound_by_method: str = "utilisation"  # "experiment": from the --why throttles (baselines/sensitivity.py)
     bound_by_title: str | None = None  # the experiment's verdict in words ("the link's rate", "partly ...")
+    bound_by_skipped: str | None = None  # why the --why experiment did not run (an inferred verdict says so)
     policy: str = POLICY
     config: list[str] = field(default_factory=list)  # option lines for ~/.ssh/config (Host *)
     config_comments: list[str] = field(default_factory=list)  # one per line: what it does to the defaults
@@ -111,6 +112,7 @@ class Answer:
     pair: tuple[str, str] = ("openssh", "openssh")
     factors: FactorAnswer | None = None  # a cipher x MAC run: the fastest cipher and MAC by factor
     disturbed: list[DisturbedRound] = field(default_factory=list)  # rounds other processes' CPU disturbed
+    earlier_runs: str | None = None  # this run against the store's earlier runs of its set-up (answers/agreement.py)
 
     def _is_default(self, picks: list[Pick]) -> bool:
         d = self.default
@@ -176,6 +178,8 @@ class Answer:
             out.append(f"  limited by: {LIMITS.get(self.bound_by, self.bound_by)} (inferred from utilisation)")
             if self.bound_by_evidence:
                 out.append(f"    {self.bound_by_evidence}")
+            if self.bound_by_skipped:  # --full: "--budget has no room for it after the minimum rounds (...)"
+                out.append(f"    no experiment: {self.bound_by_skipped}")
         if self.config:
             out.append(f"  for ~/.ssh/config (Host *; policy {self.policy}; `sshbench recommend` for others):")
             out += [f"    {line}" for line in self.config]
@@ -191,6 +195,8 @@ class Answer:
         if self.advice:  # "undecided: <pairs>; <what would decide>": two lines, to fit 100 columns
             head, _, rest = self.advice.partition("; ")
             out += [f"  {head}", *([f"    {rest}"] if rest else [])]
+        if self.earlier_runs:
+            out.append(f"  {self.earlier_runs}")
         if (disturbed := disturbed_line(self.disturbed)) is not None:
             out.append(f"  {disturbed}")
         return out
@@ -262,6 +268,7 @@ class Answer:
             "advice": self.advice,
             "factors": None if self.factors is None else self.factors.to_json(),
             "disturbed": [r.to_json() for r in self.disturbed],
+            "earlier_runs": self.earlier_runs,
             "lines": self.lines(),
         }
 

@@ -16,7 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from sshbench.answers import answer
+from sshbench.answers import agreement, answer
 from sshbench.cli import presets, run_notices
 from sshbench.cli.common import check_writable, write_output
 from sshbench.cli.run_options import add_run_options, check_args, given_options, run_epilog, settings_from_args
@@ -29,6 +29,10 @@ from sshbench.report import formats, json_export, table
 from sshbench.report.json_stream import JsonStream
 from sshbench.results import RunResult, Trial
 from sshbench.store.recorder import RunRecorder
+from sshbench.store.setups import runs_of_setup
+
+# The store's earlier runs of a set-up a run's answer is held against (the newest, among four times as many scanned)
+EARLIER_RUNS = 10
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +72,22 @@ def _check_conclusion(result: RunResult, err: Console) -> None:
         err.print(f"sshbench: warning: the conclusion's config lines: {e}", markup=False, highlight=False)
     result.environment[answer.CHECKED_KEY] = found.config_checked = checked
     result.environment[answer.CHECKED_LINES_KEY] = list(found.config)
+
+
+def _agree_with_earlier(result: RunResult, recorder: RunRecorder, err: Console) -> None:
+    """The run's answer against the store's earlier runs of its set-up (answers/agreement.py): one line in the block,
+    recorded with the run. Nothing where the store cannot be read (the run is kept all the same)."""
+    found = answer.compute(result)
+    if found is None or result.status != "complete" or recorder.unsaved is not None:
+        return
+    try:
+        earlier = runs_of_setup(recorder.store, result, keep=EARLIER_RUNS, scan=4 * EARLIER_RUNS, exclude=result.run_id)
+    except SshbenchError as e:
+        err.print(f"sshbench: warning: the earlier runs of this set-up: {e}", markup=False, highlight=False)
+        return
+    if (compared := agreement.agreement(result, earlier)) is not None:
+        result.environment[agreement.AGREEMENT_KEY] = compared.to_json()
+        found.earlier_runs = compared.line()
 
 
 def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
@@ -192,7 +212,12 @@ def cmd_run(args: argparse.Namespace, given: set[str], out: Console, err: Consol
     spec = RunSpec.check(recorder.settings or settings_from_args(args))
     stream = JsonStream(sys.stdout) if args.json_stream else None
     notices = run_notices.check(args, given, spec.settings) if recorder.settings is None else []
-    result, stored = measure(args, spec, recorder, err, _check_conclusion, stream, notices)
+
+    def finish(result: RunResult, err: Console) -> None:
+        _check_conclusion(result, err)
+        _agree_with_earlier(result, recorder, err)
+
+    result, stored = measure(args, spec, recorder, err, finish, stream, notices)
     if stream is not None:
         stream.end(result)
     elif result.trials or result.environment:
