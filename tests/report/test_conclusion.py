@@ -129,7 +129,7 @@ def test_rows_the_run_cannot_order_share_the_headline_and_the_line_in_ssh_defaul
         found = answer.compute(result)
         assert found is not None and found.fastest[0].cipher == first and found.not_told_apart
         assert not found.equivalent  # not decided tied: 560-760 against 400-600 MiB/s over three rounds
-        assert found.lines()[0].startswith(f"Fastest here: {GCM128} or {GCM256} (not told apart here)")
+        assert found.lines()[0].startswith(f"Fastest here: {GCM128} or {GCM256} (not told apart)")
         lines.append(found.config)
         rows = summary.summaries(result)
         assert [s.relative_to_fastest for s in rows][0] == 1.0

@@ -138,7 +138,7 @@ class Answer:
             names = f"{self.fastest[0].name}, not told apart from {others} other row(s)"
             group = self.fastest[:1]
         elif self.not_told_apart:  # the group in the stated order, the same run after run; a decided tie is named so
-            names = " or ".join(p.name for p in group) + " (not told apart here)"
+            names = " or ".join(p.name for p in group) + " (not told apart)"
         elif self.equivalent:  # decided tied: within the tie margin
             names = " or ".join(p.name for p in group) + f" (equivalent here: tied within {self.tie_margin:.0%})"
         else:
