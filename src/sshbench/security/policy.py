@@ -12,6 +12,7 @@ from sshbench.algorithms import strip_kex_pseudo
 from sshbench.compression import NO_COMPRESSION
 from sshbench.errors import RunError, UsageError
 from sshbench.model import factor_ranking, summary
+from sshbench.model.statistics import compare_pair
 from sshbench.model.summary import Summary
 from sshbench.results import IMPLICIT_MAC, RunResult
 from sshbench.security import terrapin
@@ -84,6 +85,30 @@ def only_not_told_apart(
     margin, ci = summary.tie_margin(result), s.relative_to_fastest_ci95
     tied = ci is not None and 1 / (1 + margin) <= ci[0] and ci[1] <= 1 + margin
     return frozenset() if tied or s.relative_to_fastest <= 1 + margin else frozenset({names[0]})
+
+
+def _ahead_of_default(
+    result: RunResult,
+    s: Summary,
+    best: dict[str, Summary],
+    kind: str,
+    defaults: dict[str, list[str]] | None,
+    in_first_group: bool,
+) -> bool:
+    """Whether a prefix line moves this name ahead of your ssh's own first choice: its row decided faster than the
+    default's (paired by round; summary.pair_estimate), the rest left in your ssh's order. The order among rows the
+    run did not decide against your default only picks among fallbacks, and it moved with undecided neighbours: two
+    --full runs that named the same factor groups wrote `^aes128-gcm,aes256-gcm` and
+    `^aes128-gcm,aes256-gcm,aes128-ctr,aes192-ctr,aes256-ctr`. Without a measured default: the first group."""
+    names = (defaults or {}).get(kind) or []
+    own = best.get(names[0]) if names else None
+    if own is None:
+        return in_first_group
+    if own is s:
+        return False
+    estimate = summary.pair_estimate(result, s.combination, own.combination)
+    margin = summary.tie_margin(result)
+    return estimate is not None and estimate.ratio > 1 and compare_pair(estimate, margin) == "ordered"
 
 
 def _rate(s: Summary | None) -> str:
@@ -200,8 +225,8 @@ def _build(
     for name, s in sorted(mac_best.items(), key=lambda kv: mac_key(*kv)):
         verdict = algorithm_verdict("mac", name)
         if allowed("mac", verdict):
-            first = mac_key(name, s)[1] == 0
-            rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher, first_group=first))
+            ahead = _ahead_of_default(result, s, mac_best, "mac", defaults, mac_key(name, s)[1] == 0)
+            rec.macs.append(Choice("mac", name, verdict, s.median_mib_s, s.combination.cipher, first_group=ahead))
         else:
             leave_out(
                 "mac",
@@ -246,8 +271,8 @@ def _build(
                 "CBC with the -etm MACs on the MACs line is Terrapin-affected (CVE-2023-48795) without strict kex",
             )
         else:
-            first = cipher_key(name, s)[1] == 0
-            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, cipher_mac, first_group=first))
+            ahead = _ahead_of_default(result, s, cipher_best, "cipher", defaults, cipher_key(name, s)[1] == 0)
+            rec.ciphers.append(Choice("cipher", name, verdict, s.median_mib_s, cipher_mac, first_group=ahead))
     if not rec.ciphers:
         raise NothingAllowed(
             f"none of the measured ciphers meets policy {policy} "

@@ -38,10 +38,8 @@ class Choice:
     median_mib_s: float | None = None  # the median of its best-ranked combination
     measured_with: str = ""  # the rest of that combination
     handshake_ms: float | None = None  # kex only: median connection set-up
-    # In the fastest group the answer names (a cipher x MAC run: the factor answer's first group). The prefix lines
-    # move only these ahead and leave the rest in your ssh's own order: two --full runs that named the same groups
-    # wrote `^aes128-gcm,aes256-gcm` and `^aes128-gcm,aes256-gcm,aes128-ctr,aes192-ctr,aes256-ctr`, as the CTRs fell
-    # ahead of chacha20-poly1305 or behind it among the slower rows.
+    # Decided faster than your ssh's own first choice (policy._ahead_of_default): the prefix lines move only these
+    # ahead and leave the rest in your ssh's order (kex lines: every choice).
     first_group: bool = True
 
     def figure(self) -> str:
