@@ -151,10 +151,8 @@ def test_a_default_only_not_told_apart_and_well_behind_shows_its_ratio() -> None
     assert "no change needed" not in line and "takes" not in line and len(line) <= 100
     assert far.config[0] == f"Ciphers ^{GCM128}" and far.config_status["Ciphers"]["decided"] is False
     why = far.config_status["Ciphers"]["why"]
-    assert (
-        why.startswith("not decided: aes128-gcm against your default chacha20-poly1305, ")
-        and f"    {why}" in far.lines()
-    )
+    assert why.startswith("not decided: aes128-gcm against your default chacha20-poly1305, ")
+    assert f"    {why.partition('; ')[0]}" in far.lines() and len(f"    {why.partition('; ')[0]}") <= 100
     near = answer.compute(_run({GCM128: [700, 450, 760], CHACHA: [690, 470, 740]}))
     assert near is not None and near.default_is_fastest
     assert near.lines()[1].endswith(("not told apart: no change", "configuring buys nothing measurable here"))

@@ -186,8 +186,9 @@ class Answer:
             if (order := self._order_note()) is not None:
                 out.append(f"  {order}")
             for status in self.config_status.values():  # a line not decided says so here, never by its absence
-                if not status["decided"]:
-                    out.append(f"    {status['why']}")
+                if not status["decided"]:  # "not decided: <pair>, <ratio>; <what would decide it>": 100 columns
+                    head, _, rest = status["why"].partition("; ")
+                    out += [f"    {head}", *([f"      {rest}"] if rest else [])]
             if self.config_checked:  # `run`'s connection with exactly these lines
                 out.append(f"  {self.config_checked}")
         if self.config_note:
