@@ -178,7 +178,7 @@ def test_the_lines_under_the_table_name_each_row_with_its_setup_where_the_run_sw
 
 
 def test_a_swept_stream_count_is_named_once():
-    from sshbench.results import shown_name
+    from sshbench.naming import shown_name
 
     two = dataclasses.replace(BASE, streams=2)
     assert shown_name(two, ["streams"]) == "aes128-gcm (-P 2)"  # was "aes128-gcm -P 2 (-P 2)"

@@ -21,7 +21,8 @@ from sshbench.model import factor_ranking, summary
 from sshbench.model import statistics as stats
 from sshbench.model.disturbed import disturbed_rounds
 from sshbench.model.summary import Summary
-from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name, shown_apart, swept_setup
+from sshbench.naming import shown_apart, swept_setup
+from sshbench.results import AXES, IMPLICIT_MAC, Combination, RunResult, short_name
 from sshbench.security import policy as policies
 from sshbench.units import format_factor
 

@@ -12,7 +12,8 @@ from sshbench.baselines.bottleneck import LIMITS
 from sshbench.model.disturbed import DisturbedRound, disturbed_line
 from sshbench.model.factor_ranking import FactorAnswer, FactorGroups
 from sshbench.model.summary import Summary
-from sshbench.results import IMPLICIT_MAC, Combination, short_name, swept_setup
+from sshbench.naming import swept_setup
+from sshbench.results import IMPLICIT_MAC, Combination, short_name
 from sshbench.units import format_factor, format_rate
 
 POLICY = "compatible"  # the conclusion's policy: `recommend --policy` gives the others
@@ -72,7 +73,7 @@ class Pick:
 
 
 def kex_apart(picks: list[Pick]) -> list[Pick]:
-    """Name the kex of picks that would read the same (results.shown_apart, for the headline's group)."""
+    """Name the kex of picks that would read the same (naming.shown_apart, for the headline's group)."""
     names = [p.name for p in picks]
     for p, name in zip(picks, names, strict=True):
         p.kex_shown = names.count(name) > 1

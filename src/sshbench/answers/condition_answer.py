@@ -25,7 +25,8 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.errors import SshbenchError
 from sshbench.model import intervals, summary
 from sshbench.model import statistics as stats
-from sshbench.results import AXES, Combination, RunResult, shown_name, swept_setup
+from sshbench.naming import shown_name, swept_setup
+from sshbench.results import AXES, Combination, RunResult
 from sshbench.units import format_factor, format_rate
 
 CONDITIONS = tuple(a.name for a in AXES if a.condition)

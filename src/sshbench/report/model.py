@@ -15,8 +15,9 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.model import summary
 from sshbench.model.handshake_summary import HandshakeSummary
 from sshbench.model.summary import Summary
+from sshbench.naming import swept_setup
 from sshbench.report import cells
-from sshbench.results import Combination, RunResult, swept_setup
+from sshbench.results import Combination, RunResult
 from sshbench.security import report_hooks as security_hooks
 from sshbench.store import document
 

@@ -10,13 +10,14 @@ from sshbench.baselines import analysis as baseline_analysis
 from sshbench.baselines import report as baseline_report
 from sshbench.model import intervals, rate_clock, run_stats, summary
 from sshbench.model import statistics as stats
+from sshbench.naming import shown_apart
 from sshbench.report import cells, conclusion, model, ranked
 from sshbench.report import compact as compact_report
 from sshbench.report import link_table as link_report
 from sshbench.report.cells import CONFIDENCE
 from sshbench.report.notes import clock_notes, implementation_notes
 from sshbench.report.run_warnings import warnings
-from sshbench.results import AXES, RunResult, TrialKind, shown_apart
+from sshbench.results import AXES, RunResult, TrialKind
 from sshbench.security import report_hooks as security_hooks
 
 
