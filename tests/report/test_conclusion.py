@@ -276,4 +276,4 @@ def test_a_run_says_whether_it_agrees_with_the_earlier_runs_of_its_set_up() -> N
     assert differs.line().startswith(f"differs from the 3 earlier runs of this set-up: 3 wrote Ciphers ^{GCM128}")
     noisy.environment[answer.AGREEMENT_KEY] = same.to_json()
     found = answer._compute(noisy)
-    assert found is not None and f"  {line}" in found.lines()
+    assert found is not None and [f"  {same.lines()[0]}", f"    {same.lines()[1]}"] == found.lines()[-2:]

@@ -40,18 +40,24 @@ class Agreement:
     def agrees(self) -> bool:
         return self.config_agrees == self.runs
 
-    def line(self) -> str:
+    def lines(self) -> list[str]:
+        """The verdict, then (indented in the block) your default's ratio here and there: each fits 100 columns."""
         runs = f"{self.runs} earlier run{'s' if self.runs > 1 else ''} of this set-up"
-        ratios = ""
+        if self.agrees:
+            status = "" if self.ours_decided else " (there decided, here not)"
+            out = [f"agrees with the {runs}: the same config lines{status}"]
+        else:
+            out = [
+                f"differs from the {runs}: {self.runs - self.config_agrees} wrote {'; '.join(self.their_config) or 'no line'}"
+            ]
         if self.default_ratios and self.ours_ratio is not None:
             low, high = min(self.default_ratios), max(self.default_ratios)
             span = format_factor(low) if low == high else f"{format_factor(low)}-{format_factor(high)}"
-            ratios = f"; your default {format_factor(self.ours_ratio)}x here, {span}x there"
-        if self.agrees:
-            status = "" if self.ours_decided else " (there decided, here not)"
-            return f"agrees with the {runs}: the same config lines{status}{ratios}"
-        wrote = "; ".join(self.their_config) or "no line"
-        return f"differs from the {runs}: {self.runs - self.config_agrees} wrote {wrote}{ratios}"
+            out.append(f"your default {format_factor(self.ours_ratio)}x here, {span}x there")
+        return out
+
+    def line(self) -> str:
+        return "; ".join(self.lines())
 
     def to_json(self) -> dict:
         return {
@@ -62,6 +68,7 @@ class Agreement:
             "ours_ratio": self.ours_ratio,
             "agrees": self.agrees,
             "line": self.line(),
+            "lines": self.lines(),
         }
 
 

@@ -175,9 +175,10 @@ def _config(answer: Answer, result: RunResult, top: Summary) -> None:
         answer.config_note = "nothing to paste: your ssh's defaults already offer the fastest first"
 
 
-def _earlier_line(result: RunResult) -> str | None:
+def _earlier_line(result: RunResult) -> list[str]:
     found = result.environment.get(AGREEMENT_KEY)  # an imported document may hold anything here
-    return found.get("line") if isinstance(found, dict) and isinstance(found.get("line"), str) else None
+    lines = found.get("lines") if isinstance(found, dict) else None
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
 
 
 def _tied_with_first(s: Summary, result: RunResult) -> bool:

@@ -113,7 +113,8 @@ class Answer:
     pair: tuple[str, str] = ("openssh", "openssh")
     factors: FactorAnswer | None = None  # a cipher x MAC run: the fastest cipher and MAC by factor
     disturbed: list[DisturbedRound] = field(default_factory=list)  # rounds other processes' CPU disturbed
-    earlier_runs: str | None = None  # this run against the store's earlier runs of its set-up (answers/agreement.py)
+    # this run against the store's earlier runs of its set-up (answers/agreement.py): its verdict, then its ratios
+    earlier_runs: list[str] = field(default_factory=list)
 
     def _is_default(self, picks: list[Pick]) -> bool:
         d = self.default
@@ -197,8 +198,7 @@ class Answer:
         if self.advice:  # "undecided: <pairs>; <what would decide>": two lines, to fit 100 columns
             head, _, rest = self.advice.partition("; ")
             out += [f"  {head}", *([f"    {rest}"] if rest else [])]
-        if self.earlier_runs:
-            out.append(f"  {self.earlier_runs}")
+        out += [f"  {line}" if i == 0 else f"    {line}" for i, line in enumerate(self.earlier_runs)]
         if (disturbed := disturbed_line(self.disturbed)) is not None:
             out.append(f"  {disturbed}")
         return out

@@ -87,7 +87,7 @@ def _agree_with_earlier(result: RunResult, recorder: RunRecorder, err: Console) 
         return
     if (compared := agreement.agreement(result, earlier)) is not None:
         result.environment[agreement.AGREEMENT_KEY] = compared.to_json()
-        found.earlier_runs = compared.line()
+        found.earlier_runs = compared.lines()
 
 
 def _check_builds(result: RunResult) -> list[tuple[str | None, str, str]]:
