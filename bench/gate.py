@@ -55,6 +55,22 @@ def set_quota(d: Path, cores: float) -> None:
         (d / "cpu.max").write_text(f"{quota} {PERIOD_US}")
 
 
+def clean_up(tmp: Path, cg: Path, keep: str | None) -> None:
+    """The end of a bench: its stores copied to `keep` (if given), the quota group removed once its last sshd has
+    exited (bounded: 5 s), its temp dir gone."""
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for db in tmp.glob("*.db"):
+            shutil.copy2(db, Path(keep) / db.name)
+    for _ in range(50):
+        try:
+            cg.rmdir()
+            break
+        except OSError:
+            time.sleep(0.1)  # the last sshd in the group is still exiting
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def slow_wrapper(where: Path, cg: Path, procs: str) -> Path:
     script = where / "sshd-slow"
     script.write_text(
@@ -175,17 +191,7 @@ def main() -> int:
                 print(f"    {sp[-1].get('method', '')}", flush=True)
             results.append(summary("stored-run power", sp))
     finally:
-        if opts.keep:
-            Path(opts.keep).mkdir(parents=True, exist_ok=True)
-            for db in tmp.glob("*.db"):
-                shutil.copy2(db, Path(opts.keep) / db.name)
-        for _ in range(50):
-            try:
-                cg.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)  # the last sshd of the slow build is still exiting
-        shutil.rmtree(tmp, ignore_errors=True)
+        clean_up(tmp, cg, opts.keep)
     print("\n".join(["", "summary:", *results]))
     return 0
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gate import cgroup_dir, set_quota, slow_wrapper
+from gate import cgroup_dir, clean_up, set_quota, slow_wrapper
 
 DEFAULT_RUN = [
     "--ciphers", "aes128-gcm@openssh.com,chacha20-poly1305@openssh.com", "--kex", "curve25519-sha256",
@@ -131,17 +130,7 @@ def main() -> int:
             aa = one_history("aa", tmp / "aa.db", wrapper, cg, opts)
             results.append(summary("A/A (no quota)", aa, None))
     finally:
-        if opts.keep:
-            Path(opts.keep).mkdir(parents=True, exist_ok=True)
-            for db in tmp.glob("*.db"):
-                shutil.copy2(db, Path(opts.keep) / db.name)
-        for _ in range(50):
-            try:
-                cg.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)  # the last sshd in the group is still exiting (bounded: 5 s)
-        shutil.rmtree(tmp, ignore_errors=True)
+        clean_up(tmp, cg, opts.keep)
     print("\n".join(["", "summary:", *results, f"total wall: {(time.monotonic() - started) / 60:.1f} min"]))
     return 0
 

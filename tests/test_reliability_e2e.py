@@ -4,12 +4,14 @@ another address, a fleet pair key past its expiry-time. None asserts a rate: the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,15 +60,21 @@ def test_a_second_run_on_the_same_machine_waits_for_the_first_or_refuses_with_no
             assert not [t for t in trials if f"(pid {other})" in (t["others_busiest"] or "")]
 
 
+@contextlib.contextmanager
+def _tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A small tmpfs of the test's own at `where` (root), unmounted whatever happens."""
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True, timeout=10)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], timeout=10)
+
+
 @pytest.mark.skipif(not ROOT, reason="mounts a small tmpfs (root only)")
 def test_a_store_that_fills_up_mid_run_loses_no_trial(tmp_path):
-    full = tmp_path / "full"
-    full.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=120k", "tmpfs", str(full)], check=True, timeout=10)
-    try:
+    with _tmpfs(tmp_path / "full", "size=120k") as full:
         done = run_cli(*SMALL_RUN, "--db", str(full / "results.db"), timeout=300)
-    finally:
-        subprocess.run(["umount", "-l", str(full)], timeout=10)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the results store stopped taking the run" in done.stderr and "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -85,13 +93,8 @@ def test_a_store_that_fills_up_mid_run_loses_no_trial(tmp_path):
 
 @pytest.mark.skipif(not ROOT, reason="a read-only mount (root only: root writes any file's mode)")
 def test_a_read_only_store_says_not_writable_and_names_the_way_out(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=True, timeout=10)
-    try:
+    with _tmpfs(tmp_path / "ro", "ro,size=64k") as ro:
         done = run_cli(*SMALL_RUN, "--db", str(ro / "results.db"), timeout=60)
-    finally:
-        subprocess.run(["umount", "-l", str(ro)], timeout=10)
     assert done.returncode == 2 and not done.stdout
     assert done.stderr.strip() == (
         f"sshbench: error: the results database {ro / 'results.db'} is not writable (Read-only file system): give a "

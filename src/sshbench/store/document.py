@@ -28,9 +28,9 @@ from sshbench.store.record_json import BadField, describe, from_plain, matches, 
 SCHEMA_VERSION = 3  # 3 (issue 64): `answer.equivalent` only for decided ties; `not_told_apart`, `config_status`
 
 
-def to_document(result: RunResult) -> dict:
-    comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
-    conclusion = answer.compute(result)  # the conclusion block (sshbench/answers/answer.py)
+def record_fields(result: RunResult) -> dict:
+    """The run as recorded (no figure derived from its trials): the head of every document, and all of the light one
+    a run rewrites into its unsaved file after each trial (store/unsaved.py)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "sshbench_version": __version__,
@@ -41,6 +41,14 @@ def to_document(result: RunResult) -> dict:
         "settings": result.settings_json(),
         "environment": result.environment,
         "target": result.target,
+    }
+
+
+def to_document(result: RunResult) -> dict:
+    comparisons = baseline_analysis.compare(result)  # vs_raw_tcp, vs_crypto_ceiling, bound_by per summary
+    conclusion = answer.compute(result)  # the conclusion block (sshbench/answers/answer.py)
+    return {
+        **record_fields(result),
         "answer": None if conclusion is None else conclusion.to_json(),
         # a build sweep (--ssh A,B / --sshd A,B): what changing builds changes (sshbench/answers/build_answer.py)
         "builds_answer": None if (builds_found := build_answer.compute(result)) is None else builds_found.to_json(),

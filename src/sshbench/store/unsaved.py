@@ -15,10 +15,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from sshbench import __version__
 from sshbench.host.osfiles import atomic_write
 from sshbench.results import RunResult
-from sshbench.store.document import SCHEMA_VERSION, to_document
+from sshbench.store.document import record_fields, to_document
 from sshbench.store.sqlite import default_path
 
 
@@ -31,15 +30,8 @@ def light_document(result: RunResult) -> dict:
     """What `sshbench import` reads of a run (settings, environment, planned rows, every trial), without the figures
     derived from them (it derives them again): cheap enough to rewrite after each trial."""
     return {
-        "schema_version": SCHEMA_VERSION,
-        "sshbench_version": __version__,
+        **record_fields(result),
         "status": result.status if result.status != "running" else "interrupted",
-        "error": result.error,
-        "started_at": result.started_at,
-        "finished_at": result.finished_at,
-        "settings": result.settings_json(),
-        "environment": result.environment,
-        "target": result.target,
         "combinations": [asdict(c) for c in result.combinations],
         "trials": [t.to_json() for t in result.trials],
     }
